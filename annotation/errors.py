@@ -1,0 +1,77 @@
+"""Domain errors. Each carries a stable ``code`` and ``extra`` details for the API and the pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class ConcordError(Exception):
+    """Base of every error Concord reports to a person or a client."""
+
+    code = "error"
+
+    def __init__(self, message: str, *, extra: dict | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one field of a record, in words a person can act on."""
+
+    field: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}, " if self.line is not None else ""
+        target = f"field {self.field}" if self.field else "record"
+        return f"{where}{target}: {self.message}"
+
+
+class ValidationFailed(ConcordError):
+    code = "invalid"
+
+    def __init__(self, errors: list[FieldError], *, total: int | None = None) -> None:
+        self.errors = errors
+        self.total = total if total is not None else len(errors)
+        lines = [str(e) for e in errors]
+        if self.total > len(errors):
+            lines.append(f"... and {self.total - len(errors)} more errors")
+        super().__init__("\n".join(lines), extra={"errors": [e.__dict__ for e in errors], "total": self.total})
+
+
+class ImportRejected(ValidationFailed):
+    """A file failed validation; nothing from it was stored."""
+
+    code = "import_rejected"
+
+
+class ProjectNotFound(ConcordError):
+    code = "project_not_found"
+
+
+class NotAMember(ConcordError):
+    code = "not_a_member"
+
+
+@dataclass
+class ErrorCollector:
+    """Keeps the first ``cap`` errors and counts the rest, so a huge bad file stays cheap."""
+
+    cap: int = 50
+    errors: list[FieldError] = field(default_factory=list)
+    total: int = 0
+
+    def add(self, error: FieldError) -> None:
+        self.total += 1
+        if len(self.errors) < self.cap:
+            self.errors.append(error)
+
+    def extend(self, errors: list[FieldError], *, line: int | None) -> None:
+        for e in errors:
+            self.add(FieldError(e.field, e.message, line))
+
+    def __bool__(self) -> bool:
+        return self.total > 0

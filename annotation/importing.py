@@ -1,0 +1,486 @@
+"""Streaming, atomic imports of items and annotations from JSONL or CSV.
+
+Files are read one record at a time, so memory does not grow with the file. Everything a file
+brings is written inside one transaction: a single bad record rolls all of it back, and the error
+report names each bad line and field (the first ``cap`` of them, then a count).
+
+Items go through a temporary staging table first (COPY on PostgreSQL, batched inserts elsewhere):
+duplicate external ids, within the file or against the project, are then found by the database
+with their line numbers, instead of by a Python set that would grow with the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.errors import ErrorCollector, FieldError, ImportRejected
+from annotation.models import Annotation, ImportJob, Item, Project
+
+ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
+
+ITEM_RESERVED = ("external_id", "gold")
+ANNOTATION_FIELDS = ("rater", "external_id", "value", "seconds_on_item", "suggestion_visible")
+MAX_EXTERNAL_ID = 255
+PROGRESS_EVERY = 2000
+BATCH = 2000
+
+UNSUPPORTED_FORMAT = "unsupported file type {suffix!r}: use .jsonl (one JSON object per line) or .csv"
+NOT_UTF8 = "the file is not UTF-8 text ({reason})"
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int
+    unchanged: int = 0
+
+
+@dataclass(frozen=True)
+class Record:
+    line: int
+    data: dict
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def file_format(path: str | Path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    raise ImportRejected([FieldError("", UNSUPPORTED_FORMAT.format(suffix=suffix or "(none)"))])
+
+
+class _Source:
+    """A UTF-8 text stream (BOM or not) over a binary file that can report how far it has read."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        # newline="" keeps CSV's embedded newlines intact; JSONL lines are stripped anyway.
+        self.text = io.TextIOWrapper(self.raw, encoding="utf-8-sig", newline="")
+
+    def bytes_read(self) -> int:
+        return self.raw.tell()
+
+    def close(self) -> None:
+        self.text.close()
+
+
+def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
+    line_no = 0
+    for line_no, line in enumerate(source.text, start=1):  # noqa: B007 - used after the loop on decode errors
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.add(FieldError("", f"not valid JSON: {exc.msg} (column {exc.colno})", line_no))
+            continue
+        if not isinstance(data, dict):
+            errors.add(FieldError("", f"each line must be a JSON object, got {type(data).__name__}", line_no))
+            continue
+        yield Record(line_no, data)
+
+
+def _csv_records(source: _Source, errors: ErrorCollector, decode: Callable[[str, str], Any], columns: set[str]):
+    reader = csv.reader(source.text)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    header = [name.strip() for name in header]
+    unknown = [name for name in header if name not in columns]
+    if unknown:
+        errors.add(FieldError("", f"unknown column(s) {unknown}; allowed: {sorted(columns)}", 1))
+        return
+    previous_end = reader.line_num
+    for row in reader:
+        start, previous_end = previous_end + 1, reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            errors.add(FieldError("", f"has {len(row)} cells, the header has {len(header)}", start))
+            continue
+        data: dict[str, Any] = {}
+        bad = False
+        for name, cell in zip(header, row, strict=True):
+            if cell == "":
+                continue  # an empty cell is an absent field
+            try:
+                data[name] = decode(name, cell)
+            except ValueError as exc:
+                errors.add(FieldError(name, str(exc), start))
+                bad = True
+        if not bad:
+            yield Record(start, data)
+
+
+def read_records(
+    path: str | Path,
+    errors: ErrorCollector,
+    *,
+    decode_csv: Callable[[str, str], Any],
+    csv_columns: set[str],
+    progress: ProgressCallback | None = None,
+) -> Iterator[Record]:
+    """Yield the file's records; problems go to ``errors`` and the bad records are left out."""
+    fmt = file_format(path)
+    source = _Source(path)
+    count = 0
+    try:
+        records = (
+            _jsonl_records(source, errors) if fmt == "jsonl" else _csv_records(source, errors, decode_csv, csv_columns)
+        )
+        for record in records:
+            count += 1
+            if progress and count % PROGRESS_EVERY == 0:
+                progress(source.bytes_read(), count)
+            yield record
+    except UnicodeDecodeError as exc:
+        errors.add(FieldError("", NOT_UTF8.format(reason=exc.reason), None))
+    except csv.Error as exc:
+        errors.add(FieldError("", f"CSV syntax: {exc}", None))
+    finally:
+        if progress:
+            progress(source.bytes_read(), count)
+        source.close()
+
+
+def _external_id(data: dict, line: int, errors: ErrorCollector) -> str | None:
+    value = data.get("external_id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        errors.add(FieldError("external_id", "missing: every record needs a non-empty external_id", line))
+        return None
+    if len(value) > MAX_EXTERNAL_ID:
+        errors.add(FieldError("external_id", f"longer than {MAX_EXTERNAL_ID} characters", line))
+        return None
+    return value
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- items ------------------------------------------------------------------------------------
+
+
+class _Staging:
+    """A temporary table of the file's valid rows, dropped with the transaction's connection."""
+
+    table = "concord_item_staging"
+
+    def __init__(self) -> None:
+        self.cursor = connection.cursor()
+        self.postgres = connection.vendor == "postgresql"
+        self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+        self.cursor.execute(
+            f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, payload text, gold text)"
+        )
+        self._rows: list[tuple] = []
+        self._copy_cm = None
+        self._copy = None
+        if self.postgres:
+            # COPY streams rows at several times the speed of INSERTs (see FACTS.md).
+            self._copy_cm = self.cursor.cursor.copy(f"COPY {self.table} (line, external_id, payload, gold) FROM STDIN")
+            self._copy = self._copy_cm.__enter__()
+
+    def add(self, row: tuple) -> None:
+        if self._copy is not None:
+            self._copy.write_row(row)
+            return
+        self._rows.append(row)
+        if len(self._rows) >= BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            self.cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s)", self._rows)
+            self._rows.clear()
+
+    def finish(self) -> None:
+        if self._copy_cm is not None:
+            self._copy_cm.__exit__(None, None, None)
+            self._copy_cm = self._copy = None
+        self._flush()
+
+    def abort(self) -> None:
+        if self._copy_cm is not None:
+            # Leaving the COPY block with an exception tells the server to discard it.
+            with contextlib.suppress(Exception):  # the transaction is being rolled back anyway
+                self._copy_cm.__exit__(ImportRejected, ImportRejected([]), None)
+            self._copy_cm = self._copy = None
+
+    def report_duplicates(self, project_id: int, errors: ErrorCollector) -> None:
+        lines_agg = "string_agg(line::text, ', ' ORDER BY line)" if self.postgres else "group_concat(line, ', ')"
+        self.cursor.execute(
+            f"SELECT external_id, min(line), {lines_agg} FROM {self.table} "
+            "GROUP BY external_id HAVING count(*) > 1 ORDER BY min(line)"
+        )
+        for external_id, first, lines in self.cursor.fetchall():
+            errors.add(FieldError("external_id", f"duplicate {external_id!r} within the file (lines {lines})", first))
+        self.cursor.execute(
+            f"SELECT s.line, s.external_id FROM {self.table} s JOIN {Item._meta.db_table} i "
+            "ON i.project_id = %s AND i.external_id = s.external_id ORDER BY s.line",
+            [project_id],
+        )
+        for line, external_id in self.cursor.fetchall():
+            errors.add(FieldError("external_id", f"{external_id!r} already exists in this project", line))
+
+    def insert_items(self, project_id: int, job_id: int | None) -> int:
+        cast = "::jsonb" if self.postgres else ""
+        self.cursor.execute(
+            f"INSERT INTO {Item._meta.db_table} (project_id, external_id, payload, gold_value, import_job_id, "
+            f"created_at) SELECT %s, external_id, payload{cast}, gold{cast}, %s, %s FROM {self.table} ORDER BY line",
+            [project_id, job_id, timezone.now()],
+        )
+        return self.cursor.rowcount
+
+    def drop(self) -> None:
+        self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+        self.cursor.close()
+
+
+def import_items(
+    *, project: Project, path: str | Path, job: ImportJob | None = None, progress: ProgressCallback | None = None
+) -> ImportResult:
+    """Import every item of a JSONL or CSV file into ``project``, or none of them.
+
+    Each record has an ``external_id``, the kind's payload fields and, for a qualification item, a
+    ``gold`` value. Raises ImportRejected, listing bad lines and fields, when anything is wrong.
+    """
+    kind = project.task_kind
+    cap = settings.CONCORD_IMPORT_ERROR_CAP
+    errors = ErrorCollector(cap=cap)
+    columns = set(kind.payload_fields) | set(ITEM_RESERVED)
+
+    def decode(name: str, cell: str) -> Any:
+        if name == "external_id":
+            return cell
+        if name == "gold":
+            try:
+                return json.loads(cell)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"must hold the known answer as JSON: {exc.msg}") from None
+        return kind.decode_csv_cell(name, cell)
+
+    with transaction.atomic():
+        staging = _Staging()
+        try:
+            for record in read_records(path, errors, decode_csv=decode, csv_columns=columns, progress=progress):
+                data = record.data
+                external_id = _external_id(data, record.line, errors)
+                gold = data.pop("gold", None)
+                payload = {k: v for k, v in data.items() if k != "external_id"}
+                problems = kind.check_payload(payload)
+                if gold is not None and not problems:
+                    problems = kind.check_value(gold, payload=payload, prefix="gold")
+                if problems:
+                    errors.extend(problems, line=record.line)
+                    continue
+                if external_id is not None and not errors:
+                    # After the first error nothing will be stored: only keep validating.
+                    staging.add((record.line, external_id, _dumps(payload), None if gold is None else _dumps(gold)))
+        except BaseException:
+            staging.abort()
+            raise
+        if errors:
+            staging.abort()
+            raise ImportRejected(errors.errors, total=errors.total)
+        staging.finish()
+        staging.report_duplicates(project.pk, errors)
+        if errors:
+            raise ImportRejected(errors.errors, total=errors.total)
+        imported = staging.insert_items(project.pk, job.pk if job else None)
+        staging.drop()
+    return ImportResult(imported=imported)
+
+
+# -- annotations ------------------------------------------------------------------------------
+
+
+def _import_key(rater: str, external_id: str, value: Any) -> str:
+    """The same label imported twice is stored once: the key is a digest of what it says."""
+    digest = hashlib.sha256(_dumps([rater, external_id, value]).encode()).hexdigest()[:40]
+    return f"import:{digest}"
+
+
+def _decode_annotation_cell(name: str, cell: str) -> Any:
+    if name == "value":
+        try:
+            return json.loads(cell)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"must hold the annotation value as JSON: {exc.msg}") from None
+    if name == "seconds_on_item":
+        try:
+            return float(cell)
+        except ValueError:
+            raise ValueError(f"must be a number of seconds, got {cell!r}") from None
+    if name == "suggestion_visible":
+        lowered = cell.strip().lower()
+        if lowered not in ("true", "false", "1", "0"):
+            raise ValueError(f"must be true or false, got {cell!r}")
+        return lowered in ("true", "1")
+    return cell
+
+
+def _annotation_shape_problems(data: dict) -> list[FieldError]:
+    problems = []
+    unknown = sorted(set(data) - set(ANNOTATION_FIELDS))
+    if unknown:
+        problems.append(FieldError("", f"unknown field(s) {unknown}; allowed: {list(ANNOTATION_FIELDS)}"))
+    if not isinstance(data.get("rater"), str) or not data["rater"].strip():
+        problems.append(FieldError("rater", "missing: every record names its rater"))
+    elif len(data["rater"]) > 150:
+        problems.append(FieldError("rater", "longer than 150 characters"))
+    if "value" not in data:
+        problems.append(FieldError("value", "missing: every record carries the rater's value"))
+    seconds = data.get("seconds_on_item")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
+        problems.append(FieldError("seconds_on_item", "must be a number of seconds ≥ 0"))
+    if "suggestion_visible" in data and not isinstance(data["suggestion_visible"], bool):
+        problems.append(FieldError("suggestion_visible", "must be true or false"))
+    return problems
+
+
+def _store_annotation_batch(
+    project: Project, batch: list[Record], errors: ErrorCollector, job: ImportJob | None
+) -> tuple[int, int]:
+    """Validate one batch against its items and store its new versions; returns (stored, unchanged)."""
+    kind = project.task_kind
+    items = {
+        external_id: (pk, payload)
+        for pk, external_id, payload in Item.objects.filter(
+            project=project, external_id__in={r.data["external_id"] for r in batch}
+        ).values_list("pk", "external_id", "payload")
+    }
+    raters = {r.data["rater"] for r in batch}
+    accounts = dict(get_user_model().objects.filter(username__in=raters).values_list("username", "pk"))
+    keyed = [(_import_key(r.data["rater"], r.data["external_id"], r.data["value"]), r) for r in batch]
+    seen = set(
+        Annotation.objects.filter(project=project, idempotency_key__in=[key for key, _ in keyed]).values_list(
+            "idempotency_key", flat=True
+        )
+    )
+    latest = {
+        (row["item_id"], row["rater"]): row["top"]
+        for row in Annotation.objects.filter(item_id__in=[pk for pk, _ in items.values()], rater__in=raters)
+        .values("item_id", "rater")
+        .annotate(top=Max("version"))
+    }
+    new: list[Annotation] = []
+    unchanged = 0
+    for key, record in keyed:
+        data = record.data
+        found = items.get(data["external_id"])
+        if found is None:
+            errors.add(FieldError("external_id", f"no item {data['external_id']!r} in this project", record.line))
+            continue
+        problems = kind.check_value(data["value"], payload=found[1])
+        if problems:
+            errors.extend(problems, line=record.line)
+            continue
+        if key in seen:
+            unchanged += 1
+            continue
+        seen.add(key)
+        pair = (found[0], data["rater"])
+        latest[pair] = latest.get(pair, 0) + 1
+        new.append(
+            Annotation(
+                project=project,
+                item_id=found[0],
+                annotator_id=accounts.get(data["rater"]),
+                rater=data["rater"],
+                version=latest[pair],
+                value=data["value"],
+                source=Annotation.Source.IMPORT,
+                idempotency_key=key,
+                seconds_on_item=data.get("seconds_on_item"),
+                suggestion_visible=data.get("suggestion_visible"),
+                import_job=job,
+            )
+        )
+    if not errors:
+        Annotation.objects.bulk_create(new, batch_size=BATCH)
+    return len(new), unchanged
+
+
+def import_annotations(
+    *, project: Project, path: str | Path, job: ImportJob | None = None, progress: ProgressCallback | None = None
+) -> ImportResult:
+    """Import existing human labels (rater, item external_id, value), all or nothing.
+
+    A rater who has an account is linked to it; others are kept by name. A label already stored
+    (same rater, item and value) is counted as unchanged; a different value for the same rater and
+    item becomes that rater's next version.
+    """
+    errors = ErrorCollector(cap=settings.CONCORD_IMPORT_ERROR_CAP)
+    stored = unchanged = 0
+    with transaction.atomic():
+        batch: list[Record] = []
+        records = read_records(
+            path, errors, decode_csv=_decode_annotation_cell, csv_columns=set(ANNOTATION_FIELDS), progress=progress
+        )
+        for record in records:
+            external_id = _external_id(record.data, record.line, errors)
+            problems = _annotation_shape_problems(record.data)
+            if problems:
+                errors.extend(problems, line=record.line)
+            if problems or external_id is None:
+                continue
+            record.data["external_id"] = external_id
+            batch.append(record)
+            if len(batch) >= BATCH:
+                counts = _store_annotation_batch(project, batch, errors, job)
+                stored, unchanged, batch = stored + counts[0], unchanged + counts[1], []
+        if batch:
+            counts = _store_annotation_batch(project, batch, errors, job)
+            stored, unchanged = stored + counts[0], unchanged + counts[1]
+        if errors:
+            raise ImportRejected(errors.errors, total=errors.total)
+    return ImportResult(imported=stored, unchanged=unchanged)
+
+
+# -- jobs -------------------------------------------------------------------------------------
+
+IMPORTERS = {ImportJob.Target.ITEMS: import_items, ImportJob.Target.ANNOTATIONS: import_annotations}
+
+
+def import_job_run(*, job: ImportJob, progress: ProgressCallback | None = None) -> ImportJob:
+    """Run a recorded import and store its outcome on the job row (outside the import's transaction)."""
+    job.status = ImportJob.Status.RUNNING
+    job.size_bytes = os.path.getsize(job.stored_path)
+    job.save(update_fields=["status", "size_bytes"])
+    try:
+        result = IMPORTERS[job.target](project=job.project, path=job.stored_path, job=job, progress=progress)
+    except ImportRejected as exc:
+        job.status, job.error_count = ImportJob.Status.REJECTED, exc.total
+        job.errors = [str(e) for e in exc.errors]
+    except Exception as exc:
+        job.status, job.error_count, job.errors = ImportJob.Status.FAILED, 1, [f"internal error: {exc}"]
+        job.finished_at = timezone.now()
+        job.save(update_fields=["status", "error_count", "errors", "finished_at"])
+        raise
+    else:
+        job.status, job.rows_imported, job.rows_unchanged = ImportJob.Status.DONE, result.imported, result.unchanged
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "rows_imported", "rows_unchanged", "error_count", "errors", "finished_at"])
+    return job

@@ -1,0 +1,68 @@
+"""CoPA six-factor 3-point Likert rating (paper 001).
+
+A person scores how well a candidate response fits a user's cognitive profile on six factors,
+0 Mismatch, 1 Partial, 2 Full; when torn between two scores, the more conservative one.
+"""
+
+from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TaskKind, object_schema
+
+#: Factor code → (name, the rubric's one-line definition), in the paper's order.
+FACTORS: dict[str, tuple[str, str]] = {
+    "CT": (
+        "Cognitive Trust",
+        "Does the response meet the user's threshold for trust and credibility in this domain?",
+    ),
+    "SA": ("Situational Anchoring", "Is it calibrated to the user's immediate context and problem?"),
+    "SC": ("Schema Consistency", "Does it fit the user's prior knowledge and mental models?"),
+    "CLM": ("Cognitive Load Management", "Does its complexity fit the user's capacity?"),
+    "MS": ("Metacognitive Scaffolding", "Does its structure foster the user's critical thinking?"),
+    "AMR": ("Affective and Motivational Resonance", "Does it fit the user's emotional state and motivation?"),
+}
+SCALE: dict[int, str] = {
+    0: "Mismatch: violates or ignores the preference",
+    1: "Partial: aligns partially, lacks depth",
+    2: "Full: well aligned",
+}
+SCORE = {"type": "integer", "enum": sorted(SCALE)}
+
+
+class CopaLikert(TaskKind):
+    name = "copa_likert"
+    label = "CoPA six-factor Likert rating"
+    description = "Score a response 0/1/2 on each of the six cognitive-personalization factors."
+    form_template = "annotation/kinds/copa_likert.html"
+    payload_schema = object_schema(
+        {
+            "profile": object_schema({code: TEXT for code in FACTORS}, required=list(FACTORS)),
+            "question": TEXT,
+            "response": TEXT,
+            "response_source": TEXT,
+            "meta": META,
+        },
+        required=["profile", "question", "response", "response_source"],
+    )
+    value_schema = object_schema(
+        {
+            "scores": object_schema({code: SCORE for code in FACTORS}, required=list(FACTORS)),
+            "comment": OPTIONAL_TEXT,
+        },
+        required=["scores"],
+    )
+
+    def example_payload(self) -> dict:
+        return {
+            "profile": {
+                "CT": "Trusts answers that cite primary sources.",
+                "SA": "Asks while debugging a failing build at work.",
+                "SC": "Knows Python well, new to packaging.",
+                "CLM": "Prefers short, stepwise answers.",
+                "MS": "Likes to understand why a fix works.",
+                "AMR": "Frustrated, under time pressure.",
+            },
+            "question": "Why does pip install the wrong version of my dependency?",
+            "response": "Pin it in requirements.txt; pip's resolver picks the newest release that fits.",
+            "response_source": "accepted",
+        }
+
+    def example_value(self) -> dict:
+        return {"scores": {"CT": 1, "SA": 2, "SC": 2, "CLM": 2, "MS": 0, "AMR": 1}}

@@ -1,0 +1,93 @@
+"""IPQA core-intent verification (paper 000).
+
+An annotator reads the user's question, narrative and the answer they selected, then judges each
+LLM-proposed intent twice: is it *expressed* in question + narrative, and is it *core* — addressed
+by the selected answer (users satisfice: the answer they chose shows which intents they put first).
+"""
+
+from collections.abc import Iterator
+
+from annotation.errors import FieldError
+from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TaskKind, object_schema
+
+EARLIER_QUESTION = object_schema(
+    {"question": TEXT, "narrative": OPTIONAL_TEXT, "selected_answer": OPTIONAL_TEXT, "meta": META},
+    required=["question"],
+)
+
+INTENT_JUDGEMENT = object_schema(
+    {"intent": TEXT, "expressed": {"type": "boolean"}, "core": {"type": "boolean"}},
+    required=["intent", "expressed", "core"],
+)
+
+CORE_NEEDS_EXPRESSED = "an intent can be core only if it is expressed"
+JUDGE_EVERY_INTENT = "judge every candidate intent exactly once"
+
+
+class IpqaCoreIntent(TaskKind):
+    name = "ipqa_core_intent"
+    label = "IPQA core-intent verification"
+    description = (
+        "Per candidate intent: is it expressed in the question and narrative, and does the "
+        "selected answer address it (core)?"
+    )
+    form_template = "annotation/kinds/ipqa_core_intent.html"
+    payload_schema = object_schema(
+        {
+            "question": TEXT,
+            "narrative": OPTIONAL_TEXT,
+            "selected_answer": TEXT,
+            "candidate_intents": {"type": "array", "items": TEXT, "minItems": 1, "uniqueItems": True},
+            "user_profile": {"type": "array", "items": EARLIER_QUESTION},
+            "meta": META,
+        },
+        required=["question", "selected_answer", "candidate_intents"],
+    )
+    value_schema = object_schema(
+        {
+            "intents": {"type": "array", "items": INTENT_JUDGEMENT, "minItems": 1},
+            "missing_intent": OPTIONAL_TEXT,
+            "comment": OPTIONAL_TEXT,
+        },
+        required=["intents"],
+    )
+
+    def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
+        judged = [j["intent"] for j in value["intents"]]
+        candidates = payload["candidate_intents"]
+        if sorted(judged) != sorted(candidates):
+            missing = [c for c in candidates if c not in judged]
+            extra = [j for j in judged if j not in candidates or judged.count(j) > 1]
+            detail = "; ".join(
+                part
+                for part in (
+                    f"not judged: {missing}" if missing else "",
+                    f"unknown or repeated: {sorted(set(extra))}" if extra else "",
+                )
+                if part
+            )
+            yield FieldError("intents", f"{JUDGE_EVERY_INTENT} ({detail})")
+        for index, judgement in enumerate(value["intents"]):
+            if judgement["core"] and not judgement["expressed"]:
+                yield FieldError(f"intents[{index}].core", CORE_NEEDS_EXPRESSED)
+
+    def example_payload(self) -> dict:
+        return {
+            "question": "How do I keep my sourdough starter alive while travelling for two weeks?",
+            "narrative": "I bake every weekend and I'm away in June; nobody can feed it for me.",
+            "selected_answer": "Dry some starter on parchment; flakes keep for months and revive in a day.",
+            "candidate_intents": [
+                "To preserve the starter without feeding",
+                "To find someone to feed the starter",
+            ],
+            "user_profile": [{"question": "Why is my bread dense?", "selected_answer": "Proof longer."}],
+        }
+
+    def example_value(self) -> dict:
+        return {
+            "intents": [
+                {"intent": "To preserve the starter without feeding", "expressed": True, "core": True},
+                {"intent": "To find someone to feed the starter", "expressed": True, "core": False},
+            ],
+            "missing_intent": "",
+        }

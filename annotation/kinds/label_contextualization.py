@@ -1,0 +1,106 @@
+"""IntentGrasp label contextualization (paper 002).
+
+A terse dataset label ("uses") becomes a clause-like intent statement ("To use data, methods, etc.,
+from the cited paper."), or is flagged as impossible to contextualize. A second person reviews a
+statement and accepts it or asks for a revision.
+"""
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+
+from annotation.errors import FieldError
+from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TEXT_LIST, TaskKind, object_schema
+
+STATEMENT_PREFIX = "To "
+STATEMENT_STARTS_WITH_TO = "an intent statement starts with 'To ' (e.g. 'To use data from the cited paper.')"
+STATEMENT_ENDS_WITH_PERIOD = "an intent statement ends with a period"
+REVISE_NEEDS_NOTE = "a 'revise' verdict needs a note saying what to change"
+
+WRITE = object_schema(
+    {"action": {"const": "write"}, "statement": TEXT, "comment": OPTIONAL_TEXT},
+    required=["action", "statement"],
+)
+CANNOT = object_schema(
+    {"action": {"const": "cannot_contextualize"}, "reason": TEXT},
+    required=["action", "reason"],
+)
+REVIEW = object_schema(
+    {
+        "action": {"const": "review"},
+        "statement": TEXT,
+        "author": TEXT,
+        "verdict": {"type": "string", "enum": ["accept", "revise"]},
+        "note": OPTIONAL_TEXT,
+    },
+    required=["action", "statement", "author", "verdict"],
+)
+ACTIONS = {"write": WRITE, "cannot_contextualize": CANNOT, "review": REVIEW}
+
+
+def statement_problems(statement: str) -> list[str]:
+    """The style rules of an IntentGrasp statement, shared by the form's inline checks."""
+    problems = []
+    if not statement.startswith(STATEMENT_PREFIX):
+        problems.append(STATEMENT_STARTS_WITH_TO)
+    if not statement.rstrip().endswith("."):
+        problems.append(STATEMENT_ENDS_WITH_PERIOD)
+    return problems
+
+
+class LabelContextualization(TaskKind):
+    name = "label_contextualization"
+    label = "IntentGrasp label contextualization"
+    description = "Rewrite a terse intent label as a clause-like intent statement, or review one."
+    form_template = "annotation/kinds/label_contextualization.html"
+    payload_schema = object_schema(
+        {
+            "dataset": TEXT,
+            "domain": TEXT,
+            "label": TEXT,
+            "guideline": OPTIONAL_TEXT,
+            "examples": TEXT_LIST,
+            "other_labels": TEXT_LIST,
+            "meta": META,
+        },
+        required=["dataset", "domain", "label"],
+    )
+    # The action decides which fields apply; the schema names the action in each branch.
+    value_schema = {"type": "object", "required": ["action"], "oneOf": list(ACTIONS.values())}
+
+    def explain_value(self, value: Any) -> Iterable[SchemaError]:
+        # oneOf errors say only "matched none"; report against the branch the action names.
+        action = value.get("action") if isinstance(value, dict) else None
+        branch = ACTIONS.get(action)
+        if branch is None:
+            yield SchemaError(
+                f"must be one of {', '.join(map(repr, ACTIONS))}, got {action!r}",
+                validator="enum",
+                validator_value=list(ACTIONS),
+                instance=action,
+                path=["action"],
+            )
+            return
+        yield from Draft202012Validator(branch).iter_errors(value)
+
+    def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
+        if value["action"] in ("write", "review"):
+            for problem in statement_problems(value["statement"]):
+                yield FieldError("statement", problem)
+        if value["action"] == "review" and value["verdict"] == "revise" and not value.get("note", "").strip():
+            yield FieldError("note", REVISE_NEEDS_NOTE)
+
+    def example_payload(self) -> dict:
+        return {
+            "dataset": "ACL-ARC",
+            "domain": "writing/citation",
+            "label": "Uses",
+            "guideline": "The citing paper uses the methodology or tools created by the cited paper.",
+            "examples": [],
+            "other_labels": ["Background", "CompareOrContrast", "Extends", "Future", "Motivation"],
+        }
+
+    def example_value(self) -> dict:
+        return {"action": "write", "statement": "To use data, methods, etc., from the cited paper."}

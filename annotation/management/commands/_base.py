@@ -1,0 +1,75 @@
+"""What the import commands share: project lookup, progress on stderr, exit codes.
+
+Exit codes are a contract (docs/cli.md): 0 success, 1 bad input, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.importing import import_job_run
+from annotation.models import ImportJob, Project
+
+BAD_INPUT = 1
+
+
+def project_or_fail(slug: str) -> Project:
+    try:
+        return Project.objects.get(slug=slug)
+    except Project.DoesNotExist:
+        raise CommandError(f"no project with slug {slug!r}", returncode=BAD_INPUT) from None
+
+
+class StderrProgress:
+    """Prints how far a long import has got to stderr, at most twice a second."""
+
+    def __init__(self, total_bytes: int) -> None:
+        self.total = max(total_bytes, 1)
+        self.last = 0.0
+
+    def __call__(self, done_bytes: int, records: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 0.5:
+            self.last = now
+            sys.stderr.write(f"\r{records} records read, {100 * done_bytes / self.total:5.1f}%")
+            sys.stderr.flush()
+
+
+class ImportCommand(BaseCommand):
+    target: str
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="project slug")
+        parser.add_argument("file", help="a .jsonl or .csv file")
+
+    def handle(self, *args, slug: str, file: str, verbosity: int = 1, **options) -> None:
+        project = project_or_fail(slug)
+        try:
+            size = os.path.getsize(file)
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror}", returncode=BAD_INPUT) from None
+        job = ImportJob.objects.create(project=project, target=self.target, filename=file, stored_path=file)
+        progress = StderrProgress(size) if verbosity > 0 and sys.stderr.isatty() else None
+        job = import_job_run(job=job, progress=progress)
+        if progress:
+            sys.stderr.write("\n")
+        if job.status == ImportJob.Status.REJECTED:
+            more = (
+                f"\n... and {job.error_count - len(job.errors)} more errors"
+                if job.error_count > len(job.errors)
+                else ""
+            )
+            raise CommandError(
+                f"{file}: nothing imported, {job.error_count} error(s):\n" + "\n".join(job.errors) + more,
+                returncode=BAD_INPUT,
+            )
+        self.stdout.write(
+            json.dumps(
+                {"project": project.slug, "imported": job.rows_imported, "unchanged": job.rows_unchanged, "job": job.pk}
+            )
+        )

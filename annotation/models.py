@@ -1,0 +1,215 @@
+"""Projects, members, items, assignments and the append-only annotation log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from annotation.kinds import get_kind, kind_choices
+
+
+class SuggestionExposure(models.TextChoices):
+    HIDDEN = "hidden", "Hidden"
+    SHOWN = "shown", "Shown"
+    RANDOMISED = "randomised", "Shown at random (probability p)"
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    EXPERT = "expert", "Expert"
+    RESEARCHER = "researcher", "Researcher"
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    kind = models.CharField(max_length=50)
+    guidelines = models.TextField(blank=True, help_text="Markdown, shown to annotators beside each item.")
+    overlap = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1)], help_text="How many distinct annotators see each item."
+    )
+    suggestion_exposure = models.CharField(
+        max_length=12, choices=SuggestionExposure.choices, default=SuggestionExposure.HIDDEN
+    )
+    suggestion_probability = models.FloatField(
+        default=0.5,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="With randomised exposure: the chance a suggestion is shown for an (item, annotator).",
+    )
+    seed = models.BigIntegerField(default=0, help_text="Seeds item order and suggestion exposure.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_at_least_one"),
+            models.CheckConstraint(
+                condition=Q(suggestion_probability__gte=0.0, suggestion_probability__lte=1.0),
+                name="project_suggestion_probability_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def clean(self) -> None:
+        if self.kind not in dict(kind_choices()):
+            raise ValidationError({"kind": f"unknown task kind {self.kind!r}; choose one of {dict(kind_choices())}"})
+
+    @property
+    def task_kind(self):
+        return get_kind(self.kind)
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=12, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user", "role"], name="membership_unique_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.project}"
+
+
+class ImportJob(models.Model):
+    """One file brought into a project; its row outlives the import so a failure can be read later."""
+
+    class Target(models.TextChoices):
+        ITEMS = "items", "Items"
+        ANNOTATIONS = "annotations", "Annotations"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Running"
+        DONE = "done", "Imported"
+        REJECTED = "rejected", "Rejected (nothing imported)"
+        FAILED = "failed", "Failed (nothing imported)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    target = models.CharField(max_length=12, choices=Target.choices)
+    filename = models.CharField(max_length=255)
+    stored_path = models.CharField(max_length=500, blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    rows_imported = models.PositiveIntegerField(default=0)
+    rows_unchanged = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.target} import {self.filename} into {self.project}"
+
+
+class Item(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=255)
+    payload = models.JSONField()
+    #: Qualification items carry a known answer (a value of the project's kind).
+    gold_value = models.JSONField(null=True, blank=True)
+    import_job = models.ForeignKey(ImportJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug}/{self.external_id}"
+
+    @property
+    def is_qualification(self) -> bool:
+        return self.gold_value is not None
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        SUBMITTED = "submitted", "Submitted"
+        SKIPPED = "skipped", "Skipped"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    skip_reason = models.CharField(max_length=500, blank=True)
+    suggestion_visible = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_annotator")]
+        indexes = [models.Index(fields=["project", "annotator", "status"], name="assignment_by_annotator")]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.annotator} ({self.status})"
+
+
+class AppendOnlyError(Exception):
+    pass
+
+
+class Annotation(models.Model):
+    """One version of one rater's judgement of one item. Rows are never updated or deleted:
+    an edit is a new row with the next version number, so every earlier judgement stays readable."""
+
+    class Source(models.TextChoices):
+        WEB = "web", "Web form"
+        API = "api", "API"
+        IMPORT = "import", "Imported file"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    #: The person, when the rater has an account; imported labels may name raters without one.
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="annotations"
+    )
+    #: The rater as agreement sees them: the username, or the name given in an imported file.
+    rater = models.CharField(max_length=150)
+    version = models.PositiveIntegerField()
+    value = models.JSONField()
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.WEB)
+    #: A client-chosen key: a repeated submit with the same key stores nothing new.
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True)
+    suggestion_visible = models.BooleanField(null=True, blank=True)
+    seconds_on_item = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0)])
+    import_job = models.ForeignKey(ImportJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "rater", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "rater", "version"], name="annotation_unique_version"),
+            models.UniqueConstraint(
+                fields=["project", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="annotation_unique_idempotency_key",
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="annotation_version_from_one"),
+        ]
+        indexes = [models.Index(fields=["project", "rater"], name="annotation_by_rater")]
+
+    def __str__(self) -> str:
+        return f"{self.item} by {self.rater} v{self.version}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("annotations are append-only: store an edit as a new version")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("annotations are append-only and cannot be deleted one by one")

@@ -1,0 +1,100 @@
+"""Writes: projects, memberships, annotations. Keyword-only, validated, atomic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from annotation.errors import FieldError, ValidationFailed
+from annotation.models import Annotation, Item, Membership, Project, Role, SuggestionExposure
+
+User = get_user_model()
+
+SLUG_TAKEN = "a project with this slug already exists"
+
+
+def project_create(
+    *,
+    slug: str,
+    kind: str,
+    title: str = "",
+    overlap: int = 2,
+    guidelines: str = "",
+    suggestion_exposure: str = SuggestionExposure.HIDDEN,
+    suggestion_probability: float = 0.5,
+    seed: int = 0,
+    created_by: Any = None,
+) -> Project:
+    project = Project(
+        slug=slug,
+        kind=kind,
+        title=title or slug,
+        overlap=overlap,
+        guidelines=guidelines,
+        suggestion_exposure=suggestion_exposure,
+        suggestion_probability=suggestion_probability,
+        seed=seed,
+        created_by=created_by,
+    )
+    project.full_clean()
+    project.save()
+    if created_by is not None:
+        membership_add(project=project, user=created_by, role=Role.RESEARCHER)
+    return project
+
+
+def membership_add(*, project: Project, user: Any, role: str) -> Membership:
+    membership, _ = Membership.objects.get_or_create(project=project, user=user, role=role)
+    return membership
+
+
+def annotation_submit(
+    *,
+    item: Item,
+    user: Any,
+    value: Any,
+    idempotency_key: str | None = None,
+    seconds_on_item: float | None = None,
+    suggestion_visible: bool | None = None,
+    source: str = Annotation.Source.WEB,
+) -> Annotation:
+    """Store the user's judgement of ``item`` as their next version.
+
+    A repeated call with the same ``idempotency_key`` (a double click, a retried request) returns
+    the version already stored instead of adding another.
+    """
+    project = item.project
+    if idempotency_key:
+        existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing
+    problems = project.task_kind.check_value(value, payload=item.payload)
+    if seconds_on_item is not None and seconds_on_item < 0:
+        problems.append(FieldError("seconds_on_item", "must be ≥ 0"))
+    if problems:
+        raise ValidationFailed(problems)
+    try:
+        with transaction.atomic():
+            latest = Annotation.objects.filter(item=item, rater=user.username).aggregate(top=Max("version"))["top"]
+            return Annotation.objects.create(
+                project=project,
+                item=item,
+                annotator=user,
+                rater=user.username,
+                version=(latest or 0) + 1,
+                value=value,
+                source=source,
+                idempotency_key=idempotency_key or None,
+                seconds_on_item=seconds_on_item,
+                suggestion_visible=suggestion_visible,
+            )
+    except IntegrityError:
+        # A concurrent request won the race: with the same key, its row is the answer.
+        if idempotency_key:
+            existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
+            if existing is not None:
+                return existing
+        raise
