@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotation.errors import FieldError, ValidationFailed
-from annotation.models import Annotation, Item, Membership, Project, Role, SuggestionExposure
+from annotation.importing import file_format
+from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 
 User = get_user_model()
 
@@ -98,3 +102,22 @@ def annotation_submit(
             if existing is not None:
                 return existing
         raise
+
+
+def import_job_create(*, project: Project, target: str, uploaded, user: Any) -> ImportJob:
+    """Keep an uploaded file on disk and record the job that will import it."""
+    file_format(uploaded.name)  # an unsupported type is refused before anything is stored
+    folder = Path(settings.MEDIA_ROOT) / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / f"{uuid.uuid4().hex}{Path(uploaded.name).suffix.lower()}"
+    with stored.open("wb") as handle:
+        for chunk in uploaded.chunks():
+            handle.write(chunk)
+    return ImportJob.objects.create(
+        project=project,
+        target=target,
+        filename=Path(uploaded.name).name[:255],
+        stored_path=str(stored),
+        size_bytes=stored.stat().st_size,
+        created_by=user,
+    )

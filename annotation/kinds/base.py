@@ -54,7 +54,7 @@ def describe_schema_error(error: SchemaError) -> str:
     kind, spec, instance = error.validator, error.validator_value, error.instance
     if kind == "required":
         missing = [name for name in spec if isinstance(instance, dict) and name not in instance]
-        return f"missing required field '{missing[0] if missing else spec[0]}'"
+        return f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}"
     if kind == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}).keys())
         unknown = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
@@ -115,7 +115,10 @@ class TaskKind:
         except fastjsonschema.JsonSchemaException:
             pass
         errors = sorted(explain(data), key=lambda e: list(map(str, e.absolute_path)))
-        return [FieldError(field_path(e.absolute_path, prefix), describe_schema_error(e)) for e in errors]
+        # jsonschema reports each missing field of one object apart; one message lists them all, so dedupe.
+        return list(
+            dict.fromkeys(FieldError(field_path(e.absolute_path, prefix), describe_schema_error(e)) for e in errors)
+        )
 
     def explain_value(self, value: Any) -> Iterable[SchemaError]:
         """The schema errors of a bad value; kinds with alternative shapes narrow this down."""

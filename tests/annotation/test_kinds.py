@@ -1,0 +1,180 @@
+"""Every task kind accepts its documented examples and refuses bad input with a usable message."""
+
+import copy
+
+import pytest
+
+from annotation.kinds import all_kinds, get_kind
+from annotation.kinds.ipqa_core_intent import CORE_NEEDS_EXPRESSED, JUDGE_EVERY_INTENT
+from annotation.kinds.label_contextualization import (
+    REVISE_NEEDS_NOTE,
+    STATEMENT_ENDS_WITH_PERIOD,
+    STATEMENT_STARTS_WITH_TO,
+)
+from annotation.kinds.rationale_inspection import FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY
+
+KIND_NAMES = ["ipqa_core_intent", "copa_likert", "rationale_inspection", "label_contextualization", "intent_mcq"]
+
+
+def messages(errors):
+    return {e.field: e.message for e in errors}
+
+
+class RegistryTests:
+    def test_the_five_kinds_are_registered(self):
+        assert [k.name for k in all_kinds()] == KIND_NAMES
+
+    def test_unknown_kind_names_the_known_ones(self):
+        with pytest.raises(KeyError, match="copa_likert"):
+            get_kind("likert")
+
+
+@pytest.mark.parametrize("name", KIND_NAMES)
+class ExampleTests:
+    def test_example_payload_is_valid(self, name):
+        kind = get_kind(name)
+        assert kind.check_payload(kind.example_payload()) == []
+
+    def test_example_value_is_valid_for_the_example_payload(self, name):
+        kind = get_kind(name)
+        assert kind.check_value(kind.example_value(), payload=kind.example_payload()) == []
+
+    def test_unknown_payload_field_is_named(self, name):
+        kind = get_kind(name)
+        errors = kind.check_payload({**kind.example_payload(), "questoin": "typo"})
+        assert any("unknown field 'questoin'" in e.message for e in errors)
+
+    def test_payload_that_is_not_an_object(self, name):
+        errors = get_kind(name).check_payload(["not", "an", "object"])
+        assert errors and "must be of type object" in errors[0].message
+
+
+class IpqaTests:
+    kind = get_kind("ipqa_core_intent")
+
+    def test_missing_question_is_named(self):
+        payload = self.kind.example_payload()
+        del payload["question"]
+        assert messages(self.kind.check_payload(payload)) == {"": "missing required field 'question'"}
+
+    def test_candidate_intents_must_not_be_empty(self):
+        payload = {**self.kind.example_payload(), "candidate_intents": []}
+        assert "needs at least 1 entry" in messages(self.kind.check_payload(payload))["candidate_intents"]
+
+    def test_every_candidate_is_judged(self):
+        value = self.kind.example_value()
+        value["intents"].pop()
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert JUDGE_EVERY_INTENT in errors[0].message and "not judged" in errors[0].message
+
+    def test_core_requires_expressed(self):
+        value = self.kind.example_value()
+        value["intents"][1] = {**value["intents"][1], "expressed": False, "core": True}
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert messages(errors) == {"value.intents[1].core": CORE_NEEDS_EXPRESSED}
+
+    def test_yes_no_must_be_boolean(self):
+        value = self.kind.example_value()
+        value["intents"][0]["expressed"] = "yes"
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert messages(errors)["value.intents[0].expressed"].startswith("must be of type boolean")
+
+
+class CopaTests:
+    kind = get_kind("copa_likert")
+
+    def test_score_of_three_is_refused(self):
+        value = {"scores": {**self.kind.example_value()["scores"], "CT": 3}}
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert messages(errors) == {"value.scores.CT": "must be one of 0, 1, 2, got 3"}
+
+    def test_missing_factor_is_named(self):
+        value = copy.deepcopy(self.kind.example_value())
+        del value["scores"]["AMR"]
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert messages(errors) == {"value.scores": "missing required field 'AMR'"}
+
+    def test_profile_needs_all_six_factors(self):
+        payload = copy.deepcopy(self.kind.example_payload())
+        del payload["profile"]["MS"]
+        assert messages(self.kind.check_payload(payload)) == {"profile": "missing required field 'MS'"}
+
+    def test_float_score_is_refused(self):
+        value = {"scores": {**self.kind.example_value()["scores"], "SA": 1.5}}
+        assert self.kind.check_value(value, payload=self.kind.example_payload())
+
+
+class RationaleTests:
+    kind = get_kind("rationale_inspection")
+
+    def test_fail_needs_a_category(self):
+        errors = self.kind.check_value({"verdict": 0}, payload=self.kind.example_payload())
+        assert messages(errors) == {"value.failure_categories": FAIL_NEEDS_CATEGORY}
+
+    def test_pass_takes_no_category(self):
+        value = {"verdict": 1, "failure_categories": ["theoretical_error"]}
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert messages(errors) == {"value.failure_categories": PASS_HAS_NO_CATEGORY}
+
+    def test_unknown_category_is_refused(self):
+        value = {"verdict": 0, "failure_categories": ["vibes"]}
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert "must be one of" in messages(errors)["value.failure_categories[0]"]
+
+    def test_rationale_entry_needs_theory(self):
+        payload = copy.deepcopy(self.kind.example_payload())
+        del payload["rationale"]["rationales"][0]["theory"]
+        assert messages(self.kind.check_payload(payload)) == {
+            "rationale.rationales[0]": "missing required field 'theory'"
+        }
+
+
+class LabelTests:
+    kind = get_kind("label_contextualization")
+
+    def check(self, value):
+        return messages(self.kind.check_value(value, payload=self.kind.example_payload()))
+
+    def test_statement_style_rules(self):
+        errors = self.kind.check_value({"action": "write", "statement": "uses data"}, payload={})
+        assert [(e.field, e.message) for e in errors] == [
+            ("value.statement", STATEMENT_STARTS_WITH_TO),
+            ("value.statement", STATEMENT_ENDS_WITH_PERIOD),
+        ]
+        assert self.check({"action": "write", "statement": "To use data from the cited paper."}) == {}
+
+    def test_unknown_action_lists_the_actions(self):
+        assert self.check({"action": "draft"}) == {
+            "value.action": 'must be one of "write", "cannot_contextualize", "review", got "draft"'
+        }
+
+    def test_write_needs_a_statement(self):
+        assert self.check({"action": "write"}) == {"value": "missing required field 'statement'"}
+
+    def test_cannot_contextualize_needs_a_reason(self):
+        assert self.check({"action": "cannot_contextualize"}) == {"value": "missing required field 'reason'"}
+
+    def test_revise_needs_a_note(self):
+        value = {"action": "review", "statement": "To use data.", "author": "ann1", "verdict": "revise"}
+        assert self.check(value) == {"value.note": REVISE_NEEDS_NOTE}
+        assert self.check({**value, "verdict": "accept"}) == {}
+
+
+class McqTests:
+    kind = get_kind("intent_mcq")
+
+    def test_answers_must_exist(self):
+        payload = {**self.kind.example_payload(), "answers": [0, 7]}
+        assert "option numbers [7] do not exist" in messages(self.kind.check_payload(payload))["answers"]
+
+    def test_chosen_must_exist(self):
+        errors = self.kind.check_value({"chosen": [4]}, payload=self.kind.example_payload())
+        assert "option numbers [4] do not exist" in messages(errors)["value.chosen"]
+
+    def test_at_most_ten_options(self):
+        payload = {**self.kind.example_payload(), "options": [f"To do {i}." for i in range(11)]}
+        assert "at most 10" in messages(self.kind.check_payload(payload))["options"]
+
+    def test_empty_choice_is_refused(self):
+        errors = self.kind.check_value({"chosen": []}, payload=self.kind.example_payload())
+        assert "needs at least 1 entry" in messages(errors)["value.chosen"]

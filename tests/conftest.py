@@ -1,0 +1,44 @@
+import os
+
+import pytest
+
+# Playwright's sync API runs an event loop; Django's ORM calls from the same thread are still safe here.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(settings, tmp_path):
+    """Uploads and the file cache go to a per-test folder, never to the developer's var/."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    if not settings.CACHE_URL:
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager(request):
+    """Unit tests run tasks in-process; tests marked `integration` talk to a real worker."""
+    from config.celery import app
+
+    eager = request.node.get_closest_marker("integration") is None
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = eager
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, password: str = "pw-for-tests-1"):
+        return django_user_model.objects.create_user(username=username, password=password)
+
+    return make
+
+
+@pytest.fixture
+def make_project(db):
+    from annotation.services import project_create
+
+    def make(kind: str = "copa_likert", slug: str | None = None, **options):
+        return project_create(slug=slug or kind.replace("_", "-"), kind=kind, **options)
+
+    return make
