@@ -48,12 +48,8 @@ class ImportRejected(ValidationFailed):
     code = "import_rejected"
 
 
-class ProjectNotFound(ConcordError):
-    code = "project_not_found"
-
-
-class NotAMember(ConcordError):
-    code = "not_a_member"
+class ConcurrentEdit(ConcordError):
+    code = "concurrent_edit"
 
 
 @dataclass

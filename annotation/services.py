@@ -11,13 +11,14 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from annotation.errors import FieldError, ValidationFailed
+from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed
 from annotation.importing import file_format
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 
 User = get_user_model()
 
-SLUG_TAKEN = "a project with this slug already exists"
+VERSION_RACE_RETRIES = 3
+CONCURRENT_EDIT = "this item was edited at the same moment elsewhere; please submit again"
 
 
 def project_create(
@@ -80,28 +81,30 @@ def annotation_submit(
         problems.append(FieldError("seconds_on_item", "must be ≥ 0"))
     if problems:
         raise ValidationFailed(problems)
-    try:
-        with transaction.atomic():
-            latest = Annotation.objects.filter(item=item, rater=user.username).aggregate(top=Max("version"))["top"]
-            return Annotation.objects.create(
-                project=project,
-                item=item,
-                annotator=user,
-                rater=user.username,
-                version=(latest or 0) + 1,
-                value=value,
-                source=source,
-                idempotency_key=idempotency_key or None,
-                seconds_on_item=seconds_on_item,
-                suggestion_visible=suggestion_visible,
-            )
-    except IntegrityError:
-        # A concurrent request won the race: with the same key, its row is the answer.
-        if idempotency_key:
-            existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
-            if existing is not None:
-                return existing
-        raise
+    for _attempt in range(VERSION_RACE_RETRIES):
+        try:
+            with transaction.atomic():
+                latest = Annotation.objects.filter(item=item, rater=user.username).aggregate(top=Max("version"))["top"]
+                return Annotation.objects.create(
+                    project=project,
+                    item=item,
+                    annotator=user,
+                    rater=user.username,
+                    version=(latest or 0) + 1,
+                    value=value,
+                    source=source,
+                    idempotency_key=idempotency_key or None,
+                    seconds_on_item=seconds_on_item,
+                    suggestion_visible=suggestion_visible,
+                )
+        except IntegrityError:
+            # A concurrent request won the race. With the same key its row is the answer; otherwise it
+            # took our version number, so count again.
+            if idempotency_key:
+                existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
+                if existing is not None:
+                    return existing
+    raise ConcurrentEdit(CONCURRENT_EDIT)
 
 
 def import_job_create(*, project: Project, target: str, uploaded, user: Any) -> ImportJob:

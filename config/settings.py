@@ -88,7 +88,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
+    # A file, not memory: integration tests start a Celery worker process that must see the test data.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-concord.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -146,6 +147,9 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
         "polling_interval": 0.1,
     }
+    # kombu expects the folders to exist; creating them here serves the web process and the worker alike.
+    for _folder in ("queue", "processed", "control"):
+        (VAR_DIR / "celery" / _folder).mkdir(parents=True, exist_ok=True)
 # Task state lives in our own tables (ImportJob, JudgeRun): no result backend to poll.
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_IGNORE_RESULT = True

@@ -10,6 +10,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 def _isolated_files(settings, tmp_path):
     """Uploads and the file cache go to a per-test folder, never to the developer's var/."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
+    # Hashing strength is not under test; the default hasher costs a second per sign-in here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     if not settings.CACHE_URL:
         settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

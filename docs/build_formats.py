@@ -1,0 +1,565 @@
+"""Render docs/formats.md, the import formats of every task kind, from the kinds themselves.
+
+    python docs/build_formats.py          # rewrite docs/formats.md
+    python docs/build_formats.py --check  # exit 1 when docs/formats.md is out of date
+
+Field types, required flags and every example come from the registered kinds (``payload_schema``,
+``value_schema``, ``example_payload()``, ``example_value()``), so the page changes when a kind
+does. Only the meaning of each field is written here, because JSON Schemas in the kinds carry no
+descriptions; a field without a meaning (here or as a schema ``description``) stops the build.
+tests/annotation/test_formats_doc.py checks the page is current and imports every example in it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "docs" / "formats.md"
+
+#: Where an example block starts; the test finds the blocks by this marker.
+EXAMPLE_MARK = "<!-- example kind={kind} target={target} format={fmt} -->"
+#: A file that must be refused, and the command's message for it (checked by the same test).
+REJECTED_MARK = "<!-- rejected kind={kind} file={file} -->"
+ERRORS_MARK = "<!-- errors kind={kind} file={file} -->"
+ERROR_FILE = "items.jsonl"
+
+
+def _meanings() -> dict[str, dict[str, str]]:
+    """Field meanings by kind, keyed ``payload:<path>`` or ``value:<path>`` (``value:<action>:<path>``
+    inside one branch of a value with alternative shapes)."""
+    from annotation.kinds.copa_likert import FACTORS, SCALE
+    from annotation.kinds.intent_mcq import MAX_OPTIONS
+    from annotation.kinds.rationale_inspection import FAIL, FAILURE_CATEGORIES, PASS
+
+    scale = "; ".join(f"{score} = {text}" for score, text in SCALE.items())
+    categories = "; ".join(f"`{name}`: {text}" for name, text in FAILURE_CATEGORIES.items())
+    provenance = "free-form provenance (source, licence, split); stored with the item, not validated"
+    return {
+        "ipqa_core_intent": {
+            "payload:question": "the user's question (the target question)",
+            "payload:narrative": "the narrative the user wrote with the question",
+            "payload:selected_answer": "the answer the user selected",
+            "payload:candidate_intents": "the intents an LLM proposed; the annotator judges each one",
+            "payload:user_profile": "the user's earlier questions, oldest first, shown as context",
+            "payload:user_profile[].question": "an earlier question",
+            "payload:user_profile[].narrative": "its narrative",
+            "payload:user_profile[].selected_answer": "the answer the user selected for it",
+            "payload:user_profile[].meta": provenance,
+            "payload:meta": provenance,
+            "value:intents": "one judgement per candidate intent, each candidate exactly once",
+            "value:intents[].intent": "the candidate intent, exactly as in `candidate_intents`",
+            "value:intents[].expressed": "the user states this intent in the question or narrative",
+            "value:intents[].core": "the selected answer addresses this intent (only if expressed)",
+            "value:missing_intent": "an intent the user expressed that no candidate covers",
+            "value:comment": "a free note",
+        },
+        "copa_likert": {
+            "payload:profile": "the user's profile: one text per cognitive factor",
+            **{f"payload:profile.{code}": f"the user's profile for {name}" for code, (name, _) in FACTORS.items()},
+            "payload:question": "the user's question",
+            "payload:response": "the candidate response to score",
+            "payload:response_source": "where the response comes from: `accepted`, `top-voted` or a model name",
+            "payload:meta": provenance,
+            "value:scores": f"one score per factor ({scale}); when torn, the more conservative score",
+            **{f"value:scores.{code}": f"{name}: {question}" for code, (name, question) in FACTORS.items()},
+            "value:comment": "a free note",
+        },
+        "rationale_inspection": {
+            "payload:context": "the CIPD context the rationale explains",
+            "payload:context.question": "the user's question",
+            "payload:context.accepted_answer": "the answer the user accepted",
+            "payload:context.other_answers": "the answers the user did not accept",
+            "payload:context.history": "the user's recent interactions, oldest first",
+            "payload:rationale": "the LLM's rationale for why the user accepted that answer",
+            "payload:rationale.rationales": "the reasons, each tied to a theory",
+            "payload:rationale.rationales[].reason": "the inferred motive",
+            "payload:rationale.rationales[].theory": "the theory cited for it",
+            "payload:rationale.rationales[].explanation": "how the theory links the motive to the choice",
+            "payload:rationale.global_explanation": "the rationale's overall explanation",
+            "payload:rationale.factors": "factor name → the rationale's text for it",
+            "payload:meta": provenance,
+            "value:verdict": f"{PASS} = Pass (coherent and theoretically sound), {FAIL} = Fail",
+            "value:failure_categories": f"why it fails, one or more when the verdict is Fail: {categories}",
+            "value:note": "a free note",
+        },
+        "label_contextualization": {
+            "payload:dataset": "the source dataset of the label",
+            "payload:domain": "the dataset's domain",
+            "payload:label": "the terse label to rewrite",
+            "payload:guideline": "the dataset's annotation guideline text for this label",
+            "payload:examples": "example texts that carry the label",
+            "payload:other_labels": "the dataset's other labels, for contrast",
+            "payload:meta": provenance,
+            "value:action": "what the record is: `write`, `cannot_contextualize` or `review`",
+            "value:write:statement": "the intent statement: clause-like, starts with 'To ', ends with a period",
+            "value:write:comment": "a free note",
+            "value:cannot_contextualize:reason": "why the label cannot become an intent statement",
+            "value:review:statement": "the statement under review, as its author wrote it",
+            "value:review:author": "who wrote the statement under review",
+            "value:review:verdict": "`accept`, or `revise` to send it back",
+            "value:review:note": "what to change (needed with `revise`)",
+        },
+        "intent_mcq": {
+            "payload:context": "the text whose intent is asked about",
+            "payload:context_type": "what the context is",
+            "payload:question": "the question shown with the options",
+            "payload:options": f"the options, numbered from 0 in this order (at most {MAX_OPTIONS})",
+            "payload:answers": "the numbers of the correct options (hidden from annotators)",
+            "payload:meta": provenance,
+            "value:chosen": "the numbers of the options the annotator chose",
+        },
+    }
+
+
+def _rules() -> dict[str, dict[str, list[str]]]:
+    """Rules across fields that a schema cannot state, in the kinds' own error wording."""
+    from annotation.kinds.ipqa_core_intent import CORE_NEEDS_EXPRESSED, JUDGE_EVERY_INTENT
+    from annotation.kinds.label_contextualization import (
+        REVISE_NEEDS_NOTE,
+        STATEMENT_ENDS_WITH_PERIOD,
+        STATEMENT_STARTS_WITH_TO,
+    )
+    from annotation.kinds.rationale_inspection import FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY
+
+    return {
+        "ipqa_core_intent": {"value": [JUDGE_EVERY_INTENT, CORE_NEEDS_EXPRESSED]},
+        "rationale_inspection": {"value": [FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY]},
+        "label_contextualization": {
+            "value": [
+                f"`write` and `review`: {STATEMENT_STARTS_WITH_TO}",
+                f"`write` and `review`: {STATEMENT_ENDS_WITH_PERIOD}",
+                REVISE_NEEDS_NOTE,
+            ]
+        },
+        "intent_mcq": {
+            "payload": ["every number in `answers` names an existing option (0 to the number of options − 1)"],
+            "value": ["every number in `chosen` names an existing option of the item"],
+        },
+    }
+
+
+# -- schema → table -------------------------------------------------------------------------------
+
+
+def _choices(values: list[Any]) -> str:
+    shown = [json.dumps(v, ensure_ascii=False) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _scalar(schema: dict, plural: bool = False) -> str:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return f"{kind + 's' if plural else kind}: {_choices(schema['enum'])}" if kind else _choices(schema["enum"])
+    text = f"{kind}s" if plural else str(kind)
+    if kind == "string" and schema.get("minLength") == 1:
+        text = f"non-empty {text}"
+    if "minimum" in schema and "maximum" in schema:
+        text += f" {schema['minimum']}–{schema['maximum']}"
+    return text
+
+
+def _entries(schema: dict) -> str:
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    parts = []
+    if low and high:
+        parts.append(f"{low}–{high} entries")
+    elif low:
+        parts.append(f"at least {low} entr{'y' if low == 1 else 'ies'}")
+    elif high:
+        parts.append(f"at most {high} entries")
+    if schema.get("uniqueItems"):
+        parts.append("no repeats")
+    return ", ".join(parts)
+
+
+def type_text(schema: dict) -> str:
+    """A short, exact reading of a property's schema."""
+    if "const" in schema:
+        return f"the string {json.dumps(schema['const'])}"
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items", {})
+        inner = "objects" if items.get("type") == "object" else _scalar(items, plural=True)
+        limits = _entries(schema)
+        return f"array of {inner}" + (f", {limits}" if limits else "")
+    if kind == "object":
+        if "properties" in schema:
+            return "object"
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            return f"object of {_scalar(extra, plural=True)}"
+        return "object (any keys)"
+    return _scalar(schema)
+
+
+def walk(schema: dict, prefix: str = "") -> Iterator[tuple[str, dict, bool]]:
+    """(path, schema, required) for each property, parents before their fields."""
+    required = set(schema.get("required", ()))
+    for name, spec in schema.get("properties", {}).items():
+        path = f"{prefix}{name}"
+        yield path, spec, name in required
+        if spec.get("type") == "object" and "properties" in spec:
+            yield from walk(spec, f"{path}.")
+        items = spec.get("items", {}) if spec.get("type") == "array" else {}
+        if items.get("type") == "object" and "properties" in items:
+            yield from walk(items, f"{path}[].")
+
+
+def _meaning(meanings: dict[str, str], kind: str, key: str, spec: dict) -> str:
+    if "description" in spec:
+        return spec["description"]
+    if key not in meanings:
+        raise LookupError(
+            f"no meaning for field {key!r} of kind {kind!r}: add one to _meanings() in docs/build_formats.py "
+            "or a 'description' to the schema"
+        )
+    return meanings[key]
+
+
+def field_table(kind: str, section: str, schema: dict, meanings: dict[str, str], branch: str = "") -> list[str]:
+    rows = ["| field | type | required | meaning |", "|---|---|---|---|"]
+    for path, spec, required in walk(schema):
+        if "const" in spec:
+            meaning = f"says this record is a `{spec['const']}`"
+        else:
+            candidates = [f"{section}:{branch}:{path}"] if branch else []
+            key = next((c for c in candidates if c in meanings), f"{section}:{path}")
+            meaning = _meaning(meanings, kind, key, spec)
+        rows.append(f"| `{path}` | {type_text(spec)} | {'yes' if required else 'no'} | {meaning} |")
+    return rows
+
+
+def value_tables(kind: str, schema: dict, meanings: dict[str, str]) -> list[str]:
+    """One table, or one per shape when the value has alternative shapes (``oneOf``)."""
+    if "oneOf" not in schema:
+        return field_table(kind, "value", schema, meanings)
+    lines: list[str] = []
+    for branch in schema["oneOf"]:
+        tag, const = next((name, spec["const"]) for name, spec in branch["properties"].items() if "const" in spec)
+        lines += ["", f"When `{tag}` is `{json.dumps(const)}`:", ""]
+        lines += field_table(kind, "value", branch, meanings, branch=const)
+    return lines[1:]
+
+
+# -- examples -------------------------------------------------------------------------------------
+
+
+def csv_cell(value: Any) -> str:
+    """How a value is written in a CSV cell: text as is, lists and objects as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def csv_text(header: list[str], records: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for record in records:
+        writer.writerow([csv_cell(record[name]) if name in record else "" for name in header])
+    return out.getvalue()
+
+
+def jsonl_text(records: list[dict]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def item_records(kind) -> list[dict]:
+    """An ordinary item and a qualification item (with ``gold``) of ``kind``."""
+    payload = kind.example_payload()
+    return [
+        {"external_id": f"{kind.name}-0001", **payload},
+        {"external_id": f"{kind.name}-0002", **payload, "gold": kind.example_value()},
+    ]
+
+
+def annotation_records(kind) -> list[dict]:
+    value = kind.example_value()
+    item = f"{kind.name}-0001"
+    return [
+        {"rater": "alice", "external_id": item, "value": value, "seconds_on_item": 41.5, "suggestion_visible": False},
+        {"rater": "bob", "external_id": item, "value": value},
+    ]
+
+
+def block(fmt: str, text: str, mark: str = "") -> list[str]:
+    return ([mark] if mark else []) + [f"```{fmt}", text.rstrip("\n"), "```"]
+
+
+def example(kind: str, target: str, fmt: str, text: str) -> list[str]:
+    return block(fmt, text, EXAMPLE_MARK.format(kind=kind, target=target, fmt=fmt))
+
+
+def _text_field(kind) -> str:
+    """A free-text field of the kind's example, optional ones first, to show quoting on."""
+    payload, schema = kind.example_payload(), kind.payload_schema
+    texts = [
+        name
+        for name, spec in schema["properties"].items()
+        if spec.get("type") == "string" and "enum" not in spec and isinstance(payload.get(name), str)
+    ]
+    optional = [name for name in texts if name not in schema.get("required", ())]
+    return (optional or texts)[0]
+
+
+def _bad_records(kind) -> list[dict]:
+    """One good record, then two bad ones: a required field left out, a field of the wrong type."""
+    payload, schema = kind.example_payload(), kind.payload_schema
+    missing = dict(payload)
+    del missing[schema["required"][0]]
+    wrong = dict(payload)
+    name = next((n for n, s in schema["properties"].items() if s.get("type") == "array" and n in payload), None)
+    name = name or schema["required"][0]
+    wrong[name] = "a single text" if schema["properties"][name].get("type") == "array" else 42
+    return [
+        {"external_id": f"{kind.name}-0001", **payload},
+        {"external_id": f"{kind.name}-0002", **missing},
+        {"external_id": f"{kind.name}-0003", **wrong},
+    ]
+
+
+def _error_lines(kind, records: list[dict]) -> list[str]:
+    """What the importer reports for ``records``, line by line (payload checks only)."""
+    from annotation.errors import FieldError
+
+    lines = []
+    for number, record in enumerate(records, start=1):
+        payload = {k: v for k, v in record.items() if k != "external_id"}
+        for error in kind.check_payload(payload):
+            lines.append(str(FieldError(error.field, error.message, number)))
+    return lines
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def kind_section(kind, meanings: dict[str, str], rules: dict[str, list[str]]) -> list[str]:
+    items, annotations = item_records(kind), annotation_records(kind)
+    item_header = ["external_id", *kind.payload_fields, "gold"]
+    annotation_header = ["rater", "external_id", "value", "seconds_on_item", "suggestion_visible"]
+    lines = [f"## `{kind.name}` — {kind.label}", "", kind.description, "", "### Item payload", ""]
+    lines += field_table(kind.name, "payload", kind.payload_schema, meanings)
+    if rules.get("payload"):
+        lines += ["", "Also checked:", "", *[f"- {rule}" for rule in rules["payload"]]]
+    lines += ["", "### Annotation value (and `gold`)", ""]
+    lines += value_tables(kind.name, kind.value_schema, meanings)
+    if rules.get("value"):
+        lines += ["", "Also checked, against the item:", "", *[f"- {rule}" for rule in rules["value"]]]
+    lines += [
+        "",
+        "### Example items",
+        "",
+        "JSONL: an ordinary item, then a qualification item with its known answer in `gold`.",
+        "",
+        *example(kind.name, "items", "jsonl", jsonl_text(items)),
+        "",
+        "The first record, pretty-printed for reading (a file holds each record on one line):",
+        "",
+        *example(kind.name, "items", "json", json.dumps(items[0], ensure_ascii=False, indent=2)),
+        "",
+        "The same two items as CSV: one column per top-level field, lists and objects as JSON in the cell, "
+        "empty cells for absent fields.",
+        "",
+        *example(kind.name, "items", "csv", csv_text(item_header, items)),
+        "",
+        "### Example annotations",
+        "",
+        *example(kind.name, "annotations", "jsonl", jsonl_text(annotations)),
+        "",
+        *example(kind.name, "annotations", "csv", csv_text(annotation_header, annotations)),
+        "",
+    ]
+    return lines
+
+
+def render() -> str:
+    """The whole of docs/formats.md. Needs Django's settings (the kind registry)."""
+    from django.conf import settings
+
+    from annotation.importing import ANNOTATION_FIELDS, ITEM_RESERVED, MAX_EXTERNAL_ID
+    from annotation.kinds import all_kinds
+
+    kinds = all_kinds()
+    meanings, rules = _meanings(), _rules()
+    first = kinds[0]
+    quoted_field = _text_field(first)
+    quoted = {"external_id": f"{first.name}-0001", **first.example_payload()}
+    quoted[quoted_field] += '\nA second line, with "quotes" and a comma.'
+    bad = _bad_records(first)
+    errors = _error_lines(first, bad)
+    assert set(ITEM_RESERVED) == {"external_id", "gold"}, "update the reserved-keys table below"
+    assert ANNOTATION_FIELDS == ("rater", "external_id", "value", "seconds_on_item", "suggestion_visible"), (
+        "update the annotation field table below"
+    )
+
+    lines = [
+        "# Import formats",
+        "",
+        "<!-- Generated by docs/build_formats.py from the task kinds; edit that script, not this file. -->",
+        "",
+        "Concord imports items (`import_items`) and existing human labels (`import_annotations`) from "
+        "JSONL or CSV files, through the web page or the command line:",
+        "",
+        *block(
+            "sh",
+            "python manage.py create_project SLUG --kind KIND\n"
+            "python manage.py import_items SLUG FILE          # .jsonl, .ndjson or .csv\n"
+            "python manage.py import_annotations SLUG FILE",
+        ),
+        "",
+        "Every field table and example below is generated from the task kinds' own schemas and examples, "
+        "and the test suite imports every example on this page.",
+        "",
+        "Kinds: " + ", ".join(f"[`{k.name}`](#{_anchor(f'{k.name} — {k.label}')})" for k in kinds) + ".",
+        "",
+        "## Files and encoding",
+        "",
+        "- **Format by file name**: `.jsonl` or `.ndjson` is JSON Lines, `.csv` is CSV; other names are refused.",
+        "- **Encoding**: UTF-8, with or without a byte-order mark (spreadsheet programs' \"CSV UTF-8\" "
+        "writes one). Other encodings are refused with `the file is not UTF-8 text (…)`.",
+        "- **Line endings**: `\\n` or `\\r\\n`.",
+        "- **JSONL**: one JSON object per line; blank lines are skipped. Newlines and quotes inside strings "
+        'are JSON escapes (`\\n`, `\\"`); non-ASCII text may be written as is or as `\\u` escapes.',
+        "- **CSV**: comma-separated, with a header row naming the columns, in any order. A cell that "
+        "holds a comma, a double quote or a newline is enclosed in double quotes, and a double quote "
+        'inside it is doubled (`""`), as every spreadsheet and Python\'s `csv` module write it. A record '
+        "may span several lines; its line number is the line it starts on. Rows whose cells are all "
+        "empty are skipped.",
+        "",
+        f"A CSV `{first.name}` item whose `{quoted_field}` holds a line break, quotes and a comma:",
+        "",
+        *example(first.name, "items", "csv", csv_text(["external_id", *first.payload_fields], [quoted])),
+        "",
+        "The same item as JSONL:",
+        "",
+        *example(first.name, "items", "jsonl", jsonl_text([quoted])),
+        "",
+        "## Items",
+        "",
+        "One record is one item: the reserved keys below plus the payload fields of the project's kind. "
+        "Unknown fields are refused (they are nearly always typos), except inside `meta`.",
+        "",
+        "| field | type | required | meaning |",
+        "|---|---|---|---|",
+        f"| `external_id` | string (or a whole number in JSONL) | yes | your id for the item, at most "
+        f"{MAX_EXTERNAL_ID} characters, unique in the project; annotations and exports refer to it |",
+        "| `gold` | the kind's annotation value | no | makes the item a qualification item: its known "
+        "answer, checked like an annotation of this item; absent or `null` for an ordinary item |",
+        "",
+        "In the field tables, *required* means required within the enclosing object: a field under "
+        "`a[].b` is needed in every entry of `a` whenever `a` is given. Nested fields are never CSV "
+        "columns of their own; they live in the JSON of their top-level field's cell.",
+        "",
+        "### CSV cells",
+        "",
+        "| field type | cell |",
+        "|---|---|",
+        "| string | the text as is |",
+        "| array, object | JSON, e.g. `[\"a\", \"b\"]` or `{\"CT\": \"…\"}` |",
+        "| integer | a whole number, e.g. `2` |",
+        "| boolean | `true`/`false`, `1`/`0` or `yes`/`no` |",
+        "| `gold` | the annotation value as JSON |",
+        "",
+        "An empty cell is an absent field, for every column: leave optional fields empty, and write an "
+        "empty list as `[]`.",
+        "",
+    ]
+    for kind in kinds:
+        lines += kind_section(kind, meanings.get(kind.name, {}), rules.get(kind.name, {}))
+    lines += [
+        "## Annotations",
+        "",
+        "`import_annotations` brings labels people gave outside Concord into a project whose items are "
+        "already imported. Each record is one rater's value for one item:",
+        "",
+        "| field | type | required | meaning |",
+        "|---|---|---|---|",
+        "| `rater` | non-empty string, at most 150 characters | yes | who gave the value; linked to the "
+        "account with that username when there is one, kept by name otherwise |",
+        "| `external_id` | string (or a whole number in JSONL) | yes | the item's `external_id` in this project |",
+        "| `value` | the kind's annotation value | yes | the rater's judgement, checked against the item "
+        "(JSON in a CSV cell) |",
+        "| `seconds_on_item` | number ≥ 0 | no | time the rater spent on the item |",
+        "| `suggestion_visible` | boolean | no | whether the rater saw an LLM suggestion (`true`/`false` or "
+        "`1`/`0` in CSV) |",
+        "",
+        "A label already stored (same rater, item and value) is counted as `unchanged`, so importing a "
+        "file twice stores it once. A different value from the same rater for the same item becomes "
+        "that rater's next version; earlier versions stay.",
+        "",
+        "## Errors and exit codes",
+        "",
+        "An import is atomic: if any record is bad, nothing from the file is stored. Every problem is "
+        "reported with its line and field (`record` when it concerns the whole record). The first "
+        f"{settings.CONCORD_IMPORT_ERROR_CAP} problems are listed (`CONCORD_IMPORT_ERROR_CAP`), the rest "
+        "are counted: `... and N more errors`. Duplicate `external_id`s, within the file or against the "
+        "project, are reported with all their line numbers.",
+        "",
+        f"For example, this `{first.name}` file has one good line and two bad ones:",
+        "",
+        *block("jsonl", jsonl_text(bad), REJECTED_MARK.format(kind=first.name, file=ERROR_FILE)),
+        "",
+        "so nothing is imported and the command says:",
+        "",
+        *block(
+            "text",
+            f"{ERROR_FILE}: nothing imported, {len(errors)} error(s):\n" + "\n".join(errors),
+            ERRORS_MARK.format(kind=first.name, file=ERROR_FILE),
+        ),
+        "",
+        "The commands print their result as one JSON line on stdout, for example "
+        '`{"project": "my-project", "imported": 2, "unchanged": 0, "job": 7}`, and progress on stderr "
+        "when it is a terminal. Exit codes:",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+        "| 0 | imported |",
+        "| 1 | bad input: nothing imported; the errors, by line and field, are on stderr (also an unknown "
+        "project or an unreadable file) |",
+        "| 2 | usage error (missing or unknown arguments) |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _anchor(text: str) -> str:
+    """GitHub's heading anchor for the words after the kind name."""
+    kept = "".join(c for c in text.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Render docs/formats.md from the task kinds.")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/formats.md is out of date")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    text = render()
+    if args.check:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET.relative_to(ROOT)} is out of date: run python docs/build_formats.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Starts the web server and a Celery worker (filesystem broker: no server needed) and stops both on Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+HOST=${HOST:-127.0.0.1}
+PORT=${PORT:-8000}
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo
+  echo "Stopping Concord..."
+  kill "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+"$BIN/celery" -A config worker --pool=solo --loglevel=warning --without-heartbeat --without-gossip --without-mingle &
+pids+=($!)
+"$BIN/gunicorn" config.wsgi:application --bind "$HOST:$PORT" --workers 2 --access-logfile - --log-level warning &
+pids+=($!)
+
+echo
+echo "Concord is running at http://$HOST:$PORT/  (Ctrl-C stops the web server and the worker)"
+echo "Sign in with one of the demo logins listed above."
+wait -n "${pids[@]}"

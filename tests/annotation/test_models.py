@@ -1,0 +1,91 @@
+"""Database rules people rely on: unique ids, valid settings, append-only history, idempotent submits."""
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from annotation.errors import ValidationFailed
+from annotation.kinds import get_kind
+from annotation.models import Annotation, AppendOnlyError, Item, Membership, Project, Role
+from annotation.services import annotation_submit, membership_add, project_create
+
+pytestmark = pytest.mark.django_db
+COPA = get_kind("copa_likert")
+
+
+@pytest.fixture
+def item(make_project):
+    return Item.objects.create(project=make_project("copa_likert"), external_id="i1", payload=COPA.example_payload())
+
+
+class ProjectTests:
+    def test_unknown_kind_is_refused(self):
+        with pytest.raises(ValidationError, match="unknown task kind 'likert'"):
+            project_create(slug="p", kind="likert")
+
+    def test_overlap_below_one_is_refused_by_the_database(self, make_project):
+        project = make_project()
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Project.objects.filter(pk=project.pk).update(overlap=0)
+
+    def test_exposure_probability_outside_0_1_is_refused(self, make_project):
+        with pytest.raises(ValidationError, match="suggestion_probability"):
+            make_project(suggestion_probability=1.5)
+        project = make_project(slug="ok")
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Project.objects.filter(pk=project.pk).update(suggestion_probability=-0.1)
+
+    def test_creator_becomes_researcher(self, make_user):
+        user = make_user("res")
+        project = project_create(slug="p", kind="intent_mcq", created_by=user)
+        assert Membership.objects.get(project=project, user=user).role == Role.RESEARCHER
+
+    def test_membership_add_is_idempotent(self, make_project, make_user):
+        project, user = make_project(), make_user("a")
+        membership_add(project=project, user=user, role=Role.ANNOTATOR)
+        membership_add(project=project, user=user, role=Role.ANNOTATOR)
+        assert Membership.objects.count() == 1
+
+
+class ItemTests:
+    def test_external_id_is_unique_within_a_project(self, item):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Item.objects.create(project=item.project, external_id="i1", payload={})
+
+
+class AnnotationTests:
+    def test_an_edit_is_a_new_version(self, item, make_user):
+        user = make_user("ann")
+        first = annotation_submit(item=item, user=user, value=COPA.example_value())
+        changed = {"scores": {**COPA.example_value()["scores"], "MS": 2}}
+        second = annotation_submit(item=item, user=user, value=changed)
+        assert (first.version, second.version) == (1, 2)
+        assert Annotation.objects.get(pk=first.pk).value == COPA.example_value()
+
+    def test_double_submit_with_one_key_stores_one_version(self, item, make_user):
+        user = make_user("ann")
+        first = annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key="k-1")
+        again = annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key="k-1")
+        assert again.pk == first.pk and Annotation.objects.count() == 1
+
+    def test_invalid_value_stores_nothing(self, item, make_user):
+        with pytest.raises(ValidationFailed, match="value.scores.CT: must be one of 0, 1, 2, got 3"):
+            annotation_submit(
+                item=item, user=make_user("ann"), value={"scores": {**COPA.example_value()["scores"], "CT": 3}}
+            )
+        assert Annotation.objects.count() == 0
+
+    def test_rows_cannot_be_changed_or_deleted(self, item, make_user):
+        annotation = annotation_submit(item=item, user=make_user("ann"), value=COPA.example_value())
+        annotation.value = {"scores": {}}
+        with pytest.raises(AppendOnlyError):
+            annotation.save()
+        with pytest.raises(AppendOnlyError):
+            annotation.delete()
+
+    def test_version_numbers_are_unique_per_rater_and_item(self, item, make_user):
+        annotation_submit(item=item, user=make_user("ann"), value=COPA.example_value())
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Annotation.objects.create(
+                project=item.project, item=item, rater="ann", version=1, value=COPA.example_value()
+            )
