@@ -89,7 +89,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
     # A file, not memory: integration tests start a Celery worker process that must see the test data.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-concord.sqlite3")}
+    # One per test run, so two runs on one machine never share (and delete) each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-concord-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

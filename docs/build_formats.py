@@ -30,6 +30,8 @@ EXAMPLE_MARK = "<!-- example kind={kind} target={target} format={fmt} -->"
 REJECTED_MARK = "<!-- rejected kind={kind} file={file} -->"
 ERRORS_MARK = "<!-- errors kind={kind} file={file} -->"
 ERROR_FILE = "items.jsonl"
+#: config/settings.py's default for CONCORD_IMPORT_ERROR_CAP; the page must not depend on the environment.
+DEFAULT_ERROR_CAP = 50
 
 
 def _meanings() -> dict[str, dict[str, str]]:
@@ -384,7 +386,6 @@ def kind_section(kind, meanings: dict[str, str], rules: dict[str, list[str]]) ->
 
 def render() -> str:
     """The whole of docs/formats.md. Needs Django's settings (the kind registry)."""
-    from django.conf import settings
 
     from annotation.importing import ANNOTATION_FIELDS, ITEM_RESERVED, MAX_EXTERNAL_ID
     from annotation.kinds import all_kinds
@@ -425,7 +426,7 @@ def render() -> str:
         "## Files and encoding",
         "",
         "- **Format by file name**: `.jsonl` or `.ndjson` is JSON Lines, `.csv` is CSV; other names are refused.",
-        "- **Encoding**: UTF-8, with or without a byte-order mark (spreadsheet programs' \"CSV UTF-8\" "
+        '- **Encoding**: UTF-8, with or without a byte-order mark (spreadsheet programs\' "CSV UTF-8" '
         "writes one). Other encodings are refused with `the file is not UTF-8 text (…)`.",
         "- **Line endings**: `\\n` or `\\r\\n`.",
         "- **JSONL**: one JSON object per line; blank lines are skipped. Newlines and quotes inside strings "
@@ -465,7 +466,7 @@ def render() -> str:
         "| field type | cell |",
         "|---|---|",
         "| string | the text as is |",
-        "| array, object | JSON, e.g. `[\"a\", \"b\"]` or `{\"CT\": \"…\"}` |",
+        '| array, object | JSON, e.g. `["a", "b"]` or `{"CT": "…"}` |',
         "| integer | a whole number, e.g. `2` |",
         "| boolean | `true`/`false`, `1`/`0` or `yes`/`no` |",
         "| `gold` | the annotation value as JSON |",
@@ -501,7 +502,7 @@ def render() -> str:
         "",
         "An import is atomic: if any record is bad, nothing from the file is stored. Every problem is "
         "reported with its line and field (`record` when it concerns the whole record). The first "
-        f"{settings.CONCORD_IMPORT_ERROR_CAP} problems are listed (`CONCORD_IMPORT_ERROR_CAP`), the rest "
+        f"{DEFAULT_ERROR_CAP} problems are listed (the setting `CONCORD_IMPORT_ERROR_CAP`), the rest "
         "are counted: `... and N more errors`. Duplicate `external_id`s, within the file or against the "
         "project, are reported with all their line numbers.",
         "",
@@ -509,16 +510,16 @@ def render() -> str:
         "",
         *block("jsonl", jsonl_text(bad), REJECTED_MARK.format(kind=first.name, file=ERROR_FILE)),
         "",
-        "so nothing is imported and the command says:",
+        "so nothing is imported, and the command exits with 1 after writing to stderr:",
         "",
         *block(
             "text",
-            f"{ERROR_FILE}: nothing imported, {len(errors)} error(s):\n" + "\n".join(errors),
+            f"CommandError: {ERROR_FILE}: nothing imported, {len(errors)} error(s):\n" + "\n".join(errors),
             ERRORS_MARK.format(kind=first.name, file=ERROR_FILE),
         ),
         "",
         "The commands print their result as one JSON line on stdout, for example "
-        '`{"project": "my-project", "imported": 2, "unchanged": 0, "job": 7}`, and progress on stderr "
+        '`{"project": "my-project", "imported": 2, "unchanged": 0, "job": 7}`, and progress on stderr '
         "when it is a terminal. Exit codes:",
         "",
         "| code | meaning |",

@@ -336,7 +336,7 @@ def _cohen(coded: _Coded, weighting: Weighting) -> _Estimate:
     if weighting == "unweighted":
         value, reason = _quietly(lambda: inter_rater.cohens_kappa(table, return_results=False))
     else:
-        # Category scores: ranks at the ordinal level (as SAS PROC FREQ and R irr::kappa2 do), the
+        # Category scores: ranks at the ordinal level (as Stata's kap without `absolute` and R's irr::kappa2 do), the
         # values themselves at the interval level. statsmodels turns them into Cicchetti-Allison
         # (|s_i - s_j| / range) or Fleiss-Cohen ((s_i - s_j)^2 / range^2) disagreement weights.
         scores = np.arange(k, dtype=float) if coded.level == "ordinal" else coded.domain.astype(float)
@@ -413,7 +413,7 @@ def percent_agreement(ratings: npt.ArrayLike) -> AgreementResult:
     For unit *i* with :math:`n_i \\ge 2` ratings, of which :math:`n_{ij}` are in category *j*, the
     share of agreeing rater pairs is :math:`P_i = \\sum_j n_{ij}(n_{ij}-1) / (n_i(n_i-1))`; the result
     is the unweighted mean of :math:`P_i` over those units. Agreement means identical values, at
-    every level. With complete data this is Fleiss' (1971) :math:`\\bar P` (his eq. 2-3), and with
+    every level. With complete data this is Fleiss' (1971) :math:`\\bar P`, and with
     two raters the share of units on which they agree.
 
     Parameters
@@ -493,7 +493,7 @@ def fleiss_kappa(ratings: npt.ArrayLike) -> AgreementResult:
 
     Computed by ``statsmodels.stats.inter_rater.fleiss_kappa`` (``method='fleiss'``) on the
     units x categories counts from ``aggregate_raters``: :math:`\\kappa = (\\bar P - \\bar P_e) /
-    (1 - \\bar P_e)` with :math:`\\bar P_e = \\sum_j p_j^2` (Fleiss 1971, eqs. 2-9).
+    (1 - \\bar P_e)` with :math:`\\bar P_e = \\sum_j p_j^2` (Fleiss 1971).
 
     Parameters
     ----------
@@ -520,8 +520,8 @@ def krippendorff_alpha(ratings: npt.ArrayLike, *, level: Level) -> AgreementResu
     """Krippendorff's alpha at the nominal, ordinal or interval level; missing ratings allowed.
 
     Computed by ``krippendorff.alpha`` from the raters x units reliability data:
-    :math:`\\alpha = 1 - D_o / D_e` over the coincidence matrix of pairable values (Krippendorff 2011,
-    sections C and E). Strings are coded as categories (nominal only); the ordinal metric uses the
+    :math:`\\alpha = 1 - D_o / D_e` over the coincidence matrix of pairable values (Krippendorff 2011).
+    Strings are coded as categories (nominal only); the ordinal metric uses the
     ranks of the sorted observed values and their frequencies, the interval metric the values.
 
     Parameters
@@ -594,7 +594,7 @@ _METHODS = {
     "percent_agreement": "mean pairwise percent agreement over units with >= 2 ratings",
     "cohen_kappa.unweighted": "Cohen's kappa (statsmodels.stats.inter_rater.cohens_kappa)",
     "cohen_kappa.linear": "Cohen's weighted kappa, linear weights (statsmodels.stats.inter_rater.cohens_kappa)",
-    "cohen_kappa.quadratic": ("Cohen's weighted kappa, quadratic weights (statsmodels.stats.inter_rater.cohens_kappa)"),
+    "cohen_kappa.quadratic": "Cohen's weighted kappa, quadratic weights (statsmodels.stats.inter_rater.cohens_kappa)",
     "fleiss_kappa": "Fleiss' kappa (statsmodels.stats.inter_rater.fleiss_kappa on aggregate_raters)",
     "krippendorff_alpha": "Krippendorff's alpha, {level} metric (krippendorff.alpha)",
     "spearman": "Spearman's rho, mean of the other raters vs the reference (scipy.stats.spearmanr)",

@@ -422,6 +422,11 @@ class DimensionAgreementTests:
         assert not contains_nan(payload)
         json.dumps(payload, allow_nan=False)
 
+    def test_one_problem_behind_all_three_cohen_kappas_is_noted_once(self):
+        payload = dimension_agreement(records_from([[1, 1], [1, 1]]), level="ordinal").to_json_dict()
+        assert payload["notes"]["cohen_kappa"] == agreement.ONE_CATEGORY
+        assert "cohen_kappa.linear" not in payload["notes"]
+
     def test_a_single_rater_gives_nulls_not_a_crash(self):
         records = [Rating("u1", "ann", 1), Rating("u2", "ann", 2), Rating("u3", "ann", 3)]
         payload = dimension_agreement(records, level="ordinal", reference="ann", bootstrap=10).to_json_dict()

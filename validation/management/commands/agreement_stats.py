@@ -68,7 +68,7 @@ class Command(BaseCommand):
         if fmt == "json":
             payload = {"dimensions": {name: result.to_json_dict() for name, result in results.items()}}
             # allow_nan=False: a NaN reaching the output is a bug, never a number.
-            text = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(payload, indent=2, allow_nan=False)
         elif fmt == "md":
             text = render_markdown(results)
         elif fmt == "latex":
