@@ -65,6 +65,10 @@ class ErrorCollector:
         if len(self.errors) < self.cap:
             self.errors.append(error)
 
+    def count_more(self, n: int) -> None:
+        """Count errors found in bulk (by a query) beyond those added one by one."""
+        self.total += n
+
     def extend(self, errors: list[FieldError], *, line: int | None) -> None:
         for e in errors:
             self.add(FieldError(e.field, e.message, line))

@@ -16,6 +16,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ ANNOTATION_FIELDS = ("rater", "external_id", "value", "seconds_on_item", "sugges
 MAX_EXTERNAL_ID = 255
 PROGRESS_EVERY = 2000
 BATCH = 2000
+SHOWN_LINES = 10  # line numbers listed for one repeated id
 
 UNSUPPORTED_FORMAT = "unsupported file type {suffix!r}: use .jsonl (one JSON object per line) or .csv"
 NOT_UTF8 = "the file is not UTF-8 text ({reason})"
@@ -98,7 +100,13 @@ def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
         yield Record(line_no, data)
 
 
-def _csv_records(source: _Source, errors: ErrorCollector, decode: Callable[[str, str], Any], columns: set[str]):
+def _csv_records(
+    source: _Source,
+    errors: ErrorCollector,
+    decode: Callable[[str, str], Any],
+    columns: set[str],
+    required: set[str],
+) -> Iterator[Record]:
     reader = csv.reader(source.text)
     try:
         header = next(reader)
@@ -106,8 +114,15 @@ def _csv_records(source: _Source, errors: ErrorCollector, decode: Callable[[str,
         return
     header = [name.strip() for name in header]
     unknown = [name for name in header if name not in columns]
-    if unknown:
-        errors.add(FieldError("", f"unknown column(s) {unknown}; allowed: {sorted(columns)}", 1))
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    problems = [
+        f"unknown column(s) {unknown}; allowed: {sorted(columns)}" if unknown else "",
+        f"repeated column(s) {repeated}" if repeated else "",
+        f"missing column(s) {sorted(required - set(header))}" if required - set(header) else "",
+    ]
+    for problem in filter(None, problems):
+        errors.add(FieldError("", problem, 1))
+    if any(problems):
         return
     previous_end = reader.line_num
     for row in reader:
@@ -137,6 +152,7 @@ def read_records(
     *,
     decode_csv: Callable[[str, str], Any],
     csv_columns: set[str],
+    csv_required: set[str],
     progress: ProgressCallback | None = None,
 ) -> Iterator[Record]:
     """Yield the file's records; problems go to ``errors`` and the bad records are left out."""
@@ -145,7 +161,9 @@ def read_records(
     count = 0
     try:
         records = (
-            _jsonl_records(source, errors) if fmt == "jsonl" else _csv_records(source, errors, decode_csv, csv_columns)
+            _jsonl_records(source, errors)
+            if fmt == "jsonl"
+            else _csv_records(source, errors, decode_csv, csv_columns, csv_required)
         )
         for record in records:
             count += 1
@@ -166,9 +184,14 @@ def _external_id(data: dict, line: int, errors: ErrorCollector) -> str | None:
     value = data.get("external_id")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    if value is None or (isinstance(value, str) and not value.strip()):
         errors.add(FieldError("external_id", "missing: every record needs a non-empty external_id", line))
         return None
+    if not isinstance(value, str):
+        errors.add(FieldError("external_id", f"must be a string or a whole number, got {json.dumps(value)}", line))
+        return None
+    # Spaces around an id are nearly always a spreadsheet artefact; "a " and "a" are one item.
+    value = value.strip()
     if len(value) > MAX_EXTERNAL_ID:
         errors.add(FieldError("external_id", f"longer than {MAX_EXTERNAL_ID} characters", line))
         return None
@@ -183,7 +206,11 @@ def _dumps(data: Any) -> str:
 
 
 class _Staging:
-    """A temporary table of the file's valid rows, dropped with the transaction's connection."""
+    """A temporary table of the file's valid rows.
+
+    On PostgreSQL a COPY stays open while the file is read: nothing else may query the database on
+    this connection until ``finish`` (progress goes to the cache for that reason).
+    """
 
     table = "concord_item_staging"
 
@@ -229,27 +256,47 @@ class _Staging:
             self._copy_cm = self._copy = None
 
     def report_duplicates(self, project_id: int, errors: ErrorCollector) -> None:
-        lines_agg = "string_agg(line::text, ', ' ORDER BY line)" if self.postgres else "group_concat(line, ', ')"
-        self.cursor.execute(
-            f"SELECT external_id, min(line), {lines_agg} FROM {self.table} "
-            "GROUP BY external_id HAVING count(*) > 1 ORDER BY min(line)"
+        """Add an error per repeated or already-stored id: the first ``errors.cap`` in full, the rest counted."""
+        # Each query lists its rows in file order (by the line column named last).
+        repeated = (
+            f"SELECT external_id, min(line) AS line, count(*) FROM {self.table} "
+            "GROUP BY external_id HAVING count(*) > 1"
         )
-        for external_id, first, lines in self.cursor.fetchall():
-            errors.add(FieldError("external_id", f"duplicate {external_id!r} within the file (lines {lines})", first))
-        self.cursor.execute(
-            f"SELECT s.line, s.external_id FROM {self.table} s JOIN {Item._meta.db_table} i "
-            "ON i.project_id = %s AND i.external_id = s.external_id ORDER BY s.line",
-            [project_id],
+        clashes = (
+            f"SELECT s.line AS line, s.external_id FROM {self.table} s JOIN {Item._meta.db_table} i "
+            "ON i.project_id = %s AND i.external_id = s.external_id"
         )
-        for line, external_id in self.cursor.fetchall():
-            errors.add(FieldError("external_id", f"{external_id!r} already exists in this project", line))
+        for query, params, describe in (
+            (repeated, [], self._describe_repeat),
+            (clashes, [project_id], lambda row: (row[0], f"{row[1]!r} already exists in this project")),
+        ):
+            self.cursor.execute(f"SELECT count(*) FROM ({query}) found", params)
+            found = self.cursor.fetchone()[0]
+            if not found:
+                continue
+            self.cursor.execute(f"SELECT * FROM ({query}) found ORDER BY line LIMIT %s", [*params, errors.cap])
+            shown = self.cursor.fetchall()
+            for row in shown:
+                line, message = describe(row)
+                errors.add(FieldError("external_id", message, line))
+            errors.count_more(found - len(shown))
+
+    def _describe_repeat(self, row: tuple) -> tuple[int, str]:
+        external_id, first, times = row
+        self.cursor.execute(
+            f"SELECT line FROM {self.table} WHERE external_id = %s ORDER BY line LIMIT %s", [external_id, SHOWN_LINES]
+        )
+        lines = ", ".join(str(line) for (line,) in self.cursor.fetchall())
+        more = f", … {times - SHOWN_LINES} more" if times > SHOWN_LINES else ""
+        return first, f"duplicate {external_id!r} within the file (lines {lines}{more})"
 
     def insert_items(self, project_id: int, job_id: int | None) -> int:
         cast = "::jsonb" if self.postgres else ""
         self.cursor.execute(
             f"INSERT INTO {Item._meta.db_table} (project_id, external_id, payload, gold_value, import_job_id, "
             f"created_at) SELECT %s, external_id, payload{cast}, gold{cast}, %s, %s FROM {self.table} ORDER BY line",
-            [project_id, job_id, timezone.now()],
+            # Adapted like the ORM would, so SQLite stores the same naive-UTC text as rows saved elsewhere.
+            [project_id, job_id, connection.ops.adapt_datetimefield_value(timezone.now())],
         )
         return self.cursor.rowcount
 
@@ -284,7 +331,10 @@ def import_items(
     with transaction.atomic():
         staging = _Staging()
         try:
-            for record in read_records(path, errors, decode_csv=decode, csv_columns=columns, progress=progress):
+            records = read_records(
+                path, errors, decode_csv=decode, csv_columns=columns, csv_required={"external_id"}, progress=progress
+            )
+            for record in records:
                 data = record.data
                 external_id = _external_id(data, record.line, errors)
                 gold = data.pop("gold", None)
@@ -317,8 +367,9 @@ def import_items(
 
 
 def _import_key(rater: str, external_id: str, value: Any) -> str:
-    """The same label imported twice is stored once: the key is a digest of what it says."""
-    digest = hashlib.sha256(_dumps([rater, external_id, value]).encode()).hexdigest()[:40]
+    """The same label imported twice is stored once: the key is a digest of what it says (key order aside)."""
+    canonical = json.dumps([rater, external_id, value], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:40]
     return f"import:{digest}"
 
 
@@ -353,7 +404,9 @@ def _annotation_shape_problems(data: dict) -> list[FieldError]:
     if "value" not in data:
         problems.append(FieldError("value", "missing: every record carries the rater's value"))
     seconds = data.get("seconds_on_item")
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0):
+    if seconds is not None and (
+        isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds < 0
+    ):
         problems.append(FieldError("seconds_on_item", "must be a number of seconds ≥ 0"))
     if "suggestion_visible" in data and not isinstance(data["suggestion_visible"], bool):
         problems.append(FieldError("suggestion_visible", "must be true or false"))
@@ -437,7 +490,12 @@ def import_annotations(
     with transaction.atomic():
         batch: list[Record] = []
         records = read_records(
-            path, errors, decode_csv=_decode_annotation_cell, csv_columns=set(ANNOTATION_FIELDS), progress=progress
+            path,
+            errors,
+            decode_csv=_decode_annotation_cell,
+            csv_columns=set(ANNOTATION_FIELDS),
+            csv_required={"rater", "external_id", "value"},
+            progress=progress,
         )
         for record in records:
             external_id = _external_id(record.data, record.line, errors)

@@ -386,7 +386,6 @@ def kind_section(kind, meanings: dict[str, str], rules: dict[str, list[str]]) ->
 
 def render() -> str:
     """The whole of docs/formats.md. Needs Django's settings (the kind registry)."""
-
     from annotation.importing import ANNOTATION_FIELDS, ITEM_RESERVED, MAX_EXTERNAL_ID
     from annotation.kinds import all_kinds
 

@@ -84,6 +84,30 @@ class ItemImportTests:
         ]
         assert Item.objects.count() == 0
 
+    def test_a_much_repeated_id_lists_ten_lines_and_counts_the_rest(self, make_project, tmp_path, settings):
+        settings.CONCORD_IMPORT_ERROR_CAP = 2
+        project = make_project("copa_likert")
+        lines = [json.dumps(copa_record("same")) for _ in range(25)] + [
+            json.dumps(copa_record(i)) for i in ("b", "b", "c", "c")
+        ]
+        with pytest.raises(ImportRejected) as caught:
+            import_items(project=project, path=write_lines(tmp_path / "x.jsonl", lines))
+        assert caught.value.errors[0].message == (
+            "duplicate 'same' within the file (lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, … 15 more)"
+        )
+        assert [e.line for e in caught.value.errors] == [1, 26] and caught.value.total == 3
+
+    def test_ids_are_trimmed_and_must_be_text_or_whole_numbers(self, make_project, tmp_path):
+        project = make_project("copa_likert")
+        lines = [json.dumps(copa_record(" a ")), json.dumps(copa_record(7)), json.dumps(copa_record(1.5))]
+        with pytest.raises(ImportRejected) as caught:
+            import_items(project=project, path=write_lines(tmp_path / "x.jsonl", lines))
+        assert [str(e) for e in caught.value.errors] == [
+            "line 3, field external_id: must be a string or a whole number, got 1.5"
+        ]
+        import_items(project=project, path=write_lines(tmp_path / "y.jsonl", lines[:2]))
+        assert sorted(Item.objects.values_list("external_id", flat=True)) == ["7", "a"]
+
     def test_ids_already_in_the_project_are_refused(self, make_project, tmp_path):
         project = make_project("copa_likert")
         import_items(project=project, path=write_lines(tmp_path / "1.jsonl", [json.dumps(copa_record("a"))]))
@@ -170,6 +194,15 @@ class CsvImportTests:
         with pytest.raises(ImportRejected, match=r"line 1, record: unknown column\(s\) \['contxt'\]"):
             import_items(project=make_project("intent_mcq"), path=path)
 
+    def test_header_problems_are_reported_once(self, make_project, tmp_path):
+        path = self.write_csv(tmp_path / "x.csv", ["context", "question", "question"], [["a", "b", "c"]] * 3)
+        with pytest.raises(ImportRejected) as caught:
+            import_items(project=make_project("intent_mcq"), path=path)
+        assert [str(e) for e in caught.value.errors] == [
+            "line 1, record: repeated column(s) ['question']",
+            "line 1, record: missing column(s) ['external_id']",
+        ]
+
     def test_short_row_is_refused(self, make_project, tmp_path):
         path = self.write_csv(tmp_path / "x.csv", ["external_id", "context", "question"], [["a", "b"]])
         with pytest.raises(ImportRejected, match="line 2, record: has 2 cells, the header has 3"):
@@ -213,6 +246,20 @@ class AnnotationImportTests:
             "line 3, field value.scores.CT: must be one of 0, 1, 2, got 3",
         ]
         assert Annotation.objects.count() == 0
+
+    def test_same_value_with_keys_in_another_order_is_unchanged(self, project, tmp_path):
+        scores = COPA.example_value()["scores"]
+        first = {"rater": "r", "external_id": "copa_likert-0000000", "value": {"scores": scores}}
+        reordered = {**first, "value": {"scores": dict(reversed(list(scores.items())))}}
+        import_annotations(project=project, path=write_lines(tmp_path / "a.jsonl", [json.dumps(first)]))
+        result = import_annotations(project=project, path=write_lines(tmp_path / "b.jsonl", [json.dumps(reordered)]))
+        assert (result.imported, result.unchanged) == (0, 1)
+
+    def test_seconds_must_be_a_finite_non_negative_number(self, project, tmp_path):
+        lines = [self.label("r", 0, seconds_on_item=float("nan")), self.label("r", 1, seconds_on_item=-1)]
+        with pytest.raises(ImportRejected) as caught:
+            import_annotations(project=project, path=write_lines(tmp_path / "a.jsonl", lines))
+        assert [(e.line, e.field) for e in caught.value.errors] == [(1, "seconds_on_item"), (2, "seconds_on_item")]
 
     def test_csv_annotations_with_json_value_cell(self, project, tmp_path):
         path = tmp_path / "a.csv"
