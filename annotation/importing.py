@@ -100,6 +100,15 @@ def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
         yield Record(line_no, data)
 
 
+def csv_rows(reader) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank rows of a csv.reader with the line each starts on (a quoted cell may span lines)."""
+    previous_end = reader.line_num
+    for row in reader:
+        start, previous_end = previous_end + 1, reader.line_num
+        if any(cell.strip() for cell in row):
+            yield start, row
+
+
 def _csv_records(
     source: _Source,
     errors: ErrorCollector,
@@ -124,11 +133,7 @@ def _csv_records(
         errors.add(FieldError("", problem, 1))
     if any(problems):
         return
-    previous_end = reader.line_num
-    for row in reader:
-        start, previous_end = previous_end + 1, reader.line_num
-        if not any(cell.strip() for cell in row):
-            continue
+    for start, row in csv_rows(reader):
         if len(row) != len(header):
             errors.add(FieldError("", f"has {len(row)} cells, the header has {len(header)}", start))
             continue

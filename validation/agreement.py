@@ -132,20 +132,14 @@ class AgreementResult:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CorrelationResult:
+class CorrelationResult(AgreementResult):
     """A rank correlation between the mean of the other raters and a reference rater.
 
-    Attributes are those of :class:`AgreementResult`, plus ``pvalue`` (two-sided, from SciPy) and
-    ``n_units``, the number of paired units.
+    Attributes are those of :class:`AgreementResult` (``n_units`` counts the paired units), plus
+    ``pvalue``, two-sided, from SciPy.
     """
 
-    statistic: float | None
     pvalue: float | None
-    confidence_interval: ConfidenceInterval | None = None
-    n_units: int
-    method: str
-    reason: str | None = None
-    n_resamples: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

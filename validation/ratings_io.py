@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from annotation.errors import ErrorCollector, FieldError, ValidationFailed
+from annotation.importing import csv_rows
 from validation.agreement import LEVELS, Level, Rating
 
 __all__ = ["COLUMNS", "DEFAULT_DIMENSION", "RatingsFileInvalid", "read_ratings"]
@@ -102,12 +103,7 @@ def _read(stream: Iterable[str], level: Level, errors: ErrorCollector) -> dict[s
         if columns is None:
             return dimensions
         seen: dict[tuple[str, str, str], int] = {}
-        previous_end = reader.line_num
-        for row in reader:
-            # A quoted field may span lines: report where the record starts.
-            line, previous_end = previous_end + 1, reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
+        for line, row in csv_rows(reader):
             if len(row) != len(header):
                 field = header[len(row)].strip() if len(row) < len(header) else ""
                 errors.add(FieldError(field, WRONG_WIDTH.format(found=len(row), expected=len(header)), line))
@@ -125,7 +121,7 @@ def _read(stream: Iterable[str], level: Level, errors: ErrorCollector) -> dict[s
             seen[key] = line
             dimensions.setdefault(dimension, []).append(record)
         if not seen and not errors:
-            errors.add(FieldError("", NO_ROWS, previous_end + 1))
+            errors.add(FieldError("", NO_ROWS, reader.line_num + 1))
     except UnicodeDecodeError as exc:
         errors.add(FieldError("", NOT_UTF8.format(reason=exc.reason), line + 1))
     except csv.Error as exc:
