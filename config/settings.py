@@ -89,8 +89,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
     # A file, not memory: integration tests start a Celery worker process that must see the test data.
-    # One per test run, so two runs on one machine never share (and delete) each other's database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-concord-{os.getpid()}.sqlite3")}
+else:
+    # One test database per test run, so two runs on one machine never drop each other's.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
