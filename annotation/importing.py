@@ -30,7 +30,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
-from annotation.models import Annotation, ImportJob, Item, Project
+from annotation.models import Annotation, ImportJob, Item, Project, item_order_key
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
 
@@ -224,14 +224,17 @@ class _Staging:
         self.postgres = connection.vendor == "postgresql"
         self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
         self.cursor.execute(
-            f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, payload text, gold text)"
+            f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, payload text, gold text, "
+            "order_key bigint)"
         )
         self._rows: list[tuple] = []
         self._copy_cm = None
         self._copy = None
         if self.postgres:
             # COPY streams rows at several times the speed of INSERTs (see FACTS.md).
-            self._copy_cm = self.cursor.cursor.copy(f"COPY {self.table} (line, external_id, payload, gold) FROM STDIN")
+            self._copy_cm = self.cursor.cursor.copy(
+                f"COPY {self.table} (line, external_id, payload, gold, order_key) FROM STDIN"
+            )
             self._copy = self._copy_cm.__enter__()
 
     def add(self, row: tuple) -> None:
@@ -244,7 +247,7 @@ class _Staging:
 
     def _flush(self) -> None:
         if self._rows:
-            self.cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s)", self._rows)
+            self.cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s, %s)", self._rows)
             self._rows.clear()
 
     def finish(self) -> None:
@@ -299,7 +302,9 @@ class _Staging:
         cast = "::jsonb" if self.postgres else ""
         self.cursor.execute(
             f"INSERT INTO {Item._meta.db_table} (project_id, external_id, payload, gold_value, import_job_id, "
-            f"created_at) SELECT %s, external_id, payload{cast}, gold{cast}, %s, %s FROM {self.table} ORDER BY line",
+            "created_at, order_key, assigned_count, is_open) "
+            f"SELECT %s, external_id, payload{cast}, gold{cast}, %s, %s, order_key, 0, gold IS NULL "
+            f"FROM {self.table} ORDER BY line",
             # Adapted like the ORM would, so SQLite stores the same naive-UTC text as rows saved elsewhere.
             [project_id, job_id, connection.ops.adapt_datetimefield_value(timezone.now())],
         )
@@ -352,7 +357,9 @@ def import_items(
                     continue
                 if external_id is not None and not errors:
                     # After the first error nothing will be stored: only keep validating.
-                    staging.add((record.line, external_id, _dumps(payload), None if gold is None else _dumps(gold)))
+                    gold_text = None if gold is None else _dumps(gold)
+                    order_key = item_order_key(project.seed, external_id)
+                    staging.add((record.line, external_id, _dumps(payload), gold_text, order_key))
         except BaseException:
             staging.abort()
             raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -40,6 +42,11 @@ class Project(models.Model):
         help_text="With randomised exposure: the chance a suggestion is shown for an (item, annotator).",
     )
     seed = models.BigIntegerField(default=0, help_text="Seeds item order and suggestion exposure.")
+    qualification_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of served items that are qualification items with a known answer.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -50,6 +57,10 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(suggestion_probability__gte=0.0, suggestion_probability__lte=1.0),
                 name="project_suggestion_probability_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_rate__gte=0.0, qualification_rate__lte=1.0),
+                name="project_qualification_rate_0_1",
             ),
         ]
 
@@ -121,19 +132,41 @@ class Item(models.Model):
     gold_value = models.JSONField(null=True, blank=True)
     import_job = models.ForeignKey(ImportJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    #: The item's place in the project's seeded random order (see item_order_key).
+    order_key = models.BigIntegerField(default=0)
+    #: Annotators holding or having done this item; skips give the place back.
+    assigned_count = models.PositiveIntegerField(default=0)
+    #: Still needs raters: assigned_count < overlap, and not a qualification item (those go to everyone).
+    is_open = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id"),
         ]
+        indexes = [
+            # "Next item" walks this index from the annotator's cursor: no scan of full items.
+            models.Index(fields=["project", "order_key"], condition=Q(is_open=True), name="item_open_in_order"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project.slug}/{self.external_id}"
 
+    def save(self, *args, **kwargs) -> None:
+        if self._state.adding and not self.order_key:
+            self.order_key = item_order_key(self.project.seed, self.external_id)
+            self.is_open = self.gold_value is None
+        super().save(*args, **kwargs)
+
     @property
     def is_qualification(self) -> bool:
         return self.gold_value is not None
+
+
+def item_order_key(seed: int, external_id: str) -> int:
+    """A stable pseudo-random position for an item: the same seed and id always give the same order."""
+    digest = hashlib.blake2b(f"{seed}:{external_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 2  # fits a signed 64-bit column
 
 
 class Assignment(models.Model):
@@ -149,6 +182,8 @@ class Assignment(models.Model):
     skip_reason = models.CharField(max_length=500, blank=True)
     suggestion_visible = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When the item was last put in front of the annotator (time on item counts from here).
+    opened_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -157,6 +192,21 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.status})"
+
+
+class AnnotatorState(models.Model):
+    """Where an annotator is in the project's item order, and how many items they have been served."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    cursor = models.BigIntegerField()
+    served = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "annotator"], name="annotator_state_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in {self.project}: {self.served} served"
 
 
 class AppendOnlyError(Exception):

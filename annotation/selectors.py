@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 
-from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role
+from annotation.models import Annotation, Assignment, ImportJob, Item, Membership, Project, Role
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ def projects_for_user(*, user) -> list[ProjectProgress]:
     rows = []
     for project in projects:
         target = 0
-        if Role.ANNOTATOR in roles[project.pk] and project.n_annotators:
-            target = min(project.n_items, math.ceil(project.n_items * project.overlap / project.n_annotators))
+        if Role.ANNOTATOR in roles[project.pk]:
+            target = fair_share(items=project.n_items, overlap=project.overlap, annotators=project.n_annotators)
         rows.append(
             ProjectProgress(
                 project=project,
@@ -66,6 +66,85 @@ def projects_for_user(*, user) -> list[ProjectProgress]:
             )
         )
     return rows
+
+
+def fair_share(*, items: int, overlap: int, annotators: int) -> int:
+    """Items one annotator should do so that every item reaches ``overlap`` raters."""
+    return min(items, math.ceil(items * overlap / annotators)) if annotators else 0
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    done: int
+    target: int
+
+    @property
+    def percent(self) -> int:
+        return min(100, round(100 * self.done / self.target)) if self.target else 0
+
+
+def annotator_progress(*, project: Project, user) -> AnnotatorProgress:
+    done = Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED).count()
+    annotators = (
+        Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
+        .values("user_id")
+        .distinct()
+        .count()
+    )
+    items = Item.objects.filter(project=project, gold_value__isnull=True).count()
+    return AnnotatorProgress(done=done, target=fair_share(items=items, overlap=project.overlap, annotators=annotators))
+
+
+def latest_own_value(*, item: Item, user) -> dict | None:
+    return (
+        Annotation.objects.filter(item=item, rater=user.username)
+        .order_by("-version")
+        .values_list("value", flat=True)
+        .first()
+    )
+
+
+def own_history(*, project: Project, user, limit: int = 200) -> list[Assignment]:
+    """The user's finished items, newest first, each with the number of its latest version."""
+    latest = Annotation.objects.filter(item=OuterRef("item_id"), rater=user.username).order_by("-version")
+    return list(
+        Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED)
+        .select_related("item")
+        .annotate(
+            latest_version=Subquery(latest.values("version")[:1]), latest_at=Subquery(latest.values("created_at")[:1])
+        )
+        .order_by("-completed_at")[:limit]
+    )
+
+
+def last_submitted(*, project: Project, user) -> Assignment | None:
+    return (
+        Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED)
+        .order_by("-completed_at")
+        .first()
+    )
+
+
+def peer_values(*, item: Item, user) -> list[dict]:
+    """Other raters' latest values on an item — only for kinds and roles allowed to see them (reviews)."""
+    newest: dict[str, dict] = {}
+    for rater, value in (
+        Annotation.objects.filter(item=item)
+        .exclude(rater=user.username)
+        .order_by("rater", "version")
+        .values_list("rater", "value")
+    ):
+        newest[rater] = value
+    return [{"rater": rater, "value": value} for rater, value in newest.items()]
+
+
+def visible_suggestion(*, assignment: Assignment):
+    """The LLM suggestion this annotator sees for this item, or None (hidden by the project, or none yet)."""
+    if not assignment.suggestion_visible:
+        return None
+    from judges.selectors import suggestion_for_display  # judges depends on annotation, not the reverse
+
+    return suggestion_for_display(item=assignment.item)
 
 
 def items_complete(*, project: Project) -> int:

@@ -31,6 +31,7 @@ def project_create(
     suggestion_exposure: str = SuggestionExposure.HIDDEN,
     suggestion_probability: float = 0.5,
     seed: int = 0,
+    qualification_rate: float = 0.0,
     created_by: Any = None,
 ) -> Project:
     project = Project(
@@ -42,6 +43,7 @@ def project_create(
         suggestion_exposure=suggestion_exposure,
         suggestion_probability=suggestion_probability,
         seed=seed,
+        qualification_rate=qualification_rate,
         created_by=created_by,
     )
     project.full_clean()

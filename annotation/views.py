@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import reswap, retarget
 
-from annotation.errors import ImportRejected
-from annotation.models import ImportJob, Project, Role
-from annotation.selectors import import_job_progress, project_roles, project_summary, projects_for_user
+from annotation.assignments import (
+    NOT_YOUR_ASSIGNMENT,
+    AssignmentClosed,
+    NotAssigned,
+    assignment_claim_next,
+    assignment_for_user,
+    assignment_open,
+    assignment_skip,
+    assignment_submit,
+)
+from annotation.errors import ImportRejected, ValidationFailed
+from annotation.models import Assignment, ImportJob, Project, Role
+from annotation.selectors import (
+    annotator_progress,
+    import_job_progress,
+    last_submitted,
+    latest_own_value,
+    own_history,
+    peer_values,
+    project_roles,
+    project_summary,
+    projects_for_user,
+    visible_suggestion,
+)
 from annotation.services import import_job_create
 from annotation.tasks import import_job_task
 
@@ -98,3 +122,143 @@ def import_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     _require_researcher(request, roles)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
     return render(request, "annotation/project_detail.html#import-job", {"p": import_job_progress(job=job)})
+
+
+# -- the annotator's workspace ------------------------------------------------------------------
+
+ANNOTATING_ROLES = {Role.ANNOTATOR, Role.EXPERT}
+NOT_AN_ANNOTATOR = "Only the project's annotators and experts annotate."
+
+
+def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
+    project, roles = _member_project(request, slug)
+    if not roles & ANNOTATING_ROLES:
+        raise PermissionDenied(NOT_AN_ANNOTATOR)
+    return project, roles
+
+
+def _render_item(
+    request: HttpRequest,
+    project: Project,
+    roles: set[str],
+    assignment: Assignment | None,
+    *,
+    value: dict | None = None,
+    errors: list | None = None,
+    editing: bool = False,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "project": project,
+        "kind": project.task_kind,
+        "progress": annotator_progress(project=project, user=request.user),
+        "assignment": assignment,
+        "errors": errors or [],
+        "editing": editing,
+        "undo_url": _undo_url(project, request.user),
+    }
+    if assignment is not None:
+        suggestion = visible_suggestion(assignment=assignment)
+        if suggestion is not None and value is None and not editing:
+            value = suggestion.value
+        context.update(
+            item=assignment.item,
+            payload=assignment.item.payload,
+            value=value,
+            suggestion=suggestion,
+            idempotency_key=uuid.uuid4().hex,
+            form=project.task_kind.form_context(
+                payload=assignment.item.payload,
+                value=value,
+                peers=peer_values(item=assignment.item, user=request.user)
+                if project.task_kind.peers_visible_to(roles)
+                else [],
+            ),
+        )
+    template = "annotation/workspace.html#item" if request.htmx else "annotation/workspace.html"
+    return render(request, template, context, status=status)
+
+
+@login_required
+def workspace(request: HttpRequest, slug: str) -> HttpResponse:
+    project, roles = _annotator_project(request, slug)
+    assignment = assignment_claim_next(project=project, user=request.user)
+    if assignment is not None:
+        assignment_open(assignment=assignment)
+    return _render_item(request, project, roles, assignment)
+
+
+@login_required
+@require_http_methods(["POST"])
+def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    project, roles = _annotator_project(request, slug)
+    assignment = _own_assignment(request, project, assignment_id)
+    kind = project.task_kind
+    value = kind.value_from_form(request.POST, payload=assignment.item.payload)
+    editing = assignment.status == Assignment.Status.SUBMITTED
+    try:
+        assignment_submit(
+            assignment=assignment,
+            value=value,
+            idempotency_key=request.POST.get("idempotency_key") or None,
+            suggestion_visible=visible_suggestion(assignment=assignment) is not None,
+        )
+    except ValidationFailed as exc:
+        # 422 is swapped by htmx (see base.html's htmx-config), so the form comes back with its errors.
+        return _render_item(
+            request, project, roles, assignment, value=value, errors=exc.errors, editing=editing, status=422
+        )
+    except AssignmentClosed as exc:
+        return _render_item(request, project, roles, assignment, value=value, errors=[exc.message], status=409)
+    if editing:
+        return redirect("annotation_history", slug=project.slug)
+    if not request.htmx:
+        return redirect("workspace", slug=project.slug)
+    return workspace(request, slug)
+
+
+@login_required
+@require_http_methods(["POST"])
+def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    project, roles = _annotator_project(request, slug)
+    assignment = _own_assignment(request, project, assignment_id)
+    try:
+        assignment_skip(assignment=assignment, reason=request.POST.get("reason", ""))
+    except (ValidationFailed, AssignmentClosed) as exc:
+        errors = exc.errors if isinstance(exc, ValidationFailed) else [exc.message]
+        return _render_item(request, project, roles, assignment, errors=errors, status=422)
+    if not request.htmx:
+        return redirect("workspace", slug=project.slug)
+    return workspace(request, slug)
+
+
+@login_required
+def annotation_edit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    """An earlier item of the user's, with their latest value, to change (the change is a new version)."""
+    project, roles = _annotator_project(request, slug)
+    assignment = _own_assignment(request, project, assignment_id)
+    assignment_open(assignment=assignment)
+    latest = latest_own_value(item=assignment.item, user=request.user)
+    return _render_item(request, project, roles, assignment, value=latest, editing=True)
+
+
+@login_required
+def annotation_history(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = _annotator_project(request, slug)
+    context = {"project": project, "rows": own_history(project=project, user=request.user)}
+    return render(request, "annotation/history.html", context)
+
+
+def _undo_url(project: Project, user) -> str | None:
+    last = last_submitted(project=project, user=user)
+    return reverse("annotation_edit", args=[project.slug, last.pk]) if last else None
+
+
+def _own_assignment(request: HttpRequest, project: Project, assignment_id: int) -> Assignment:
+    try:
+        assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
+    except NotAssigned as exc:
+        raise Http404(exc.message) from None
+    if assignment.project_id != project.pk:
+        raise Http404(NOT_YOUR_ASSIGNMENT)
+    return assignment

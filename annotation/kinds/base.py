@@ -9,12 +9,17 @@ Shape checks are JSON Schemas (``payload_schema``, ``value_schema``); they doubl
 structured-output schema given to LLM judges. Rules that span fields live in ``payload_rules`` and
 ``value_rules``. Validation runs a compiled schema first (fast path for large imports) and only
 walks the full error list when a record is bad, so messages stay complete and imports stay quick.
+
+For agreement, a kind says which *dimensions* its values are rated on (``rating_dimensions``, each
+with a level of measurement) and turns one value into ratings (``value_ratings``): a unit is an item,
+or an item plus a suffix when one value rates several things (IPQA rates each candidate intent).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -40,6 +45,21 @@ def object_schema(properties: dict, *, required: Iterable[str] = (), **extra: An
         "additionalProperties": False,
         **extra,
     }
+
+
+def form_int(text: str | None) -> Any:
+    """A form field read as a whole number; other text is kept as is so the schema names the problem."""
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def without_none(mapping: dict) -> dict:
+    """Absent form fields stay absent (the schema then says which one is missing)."""
+    return {key: value for key, value in mapping.items() if value is not None}
 
 
 def field_path(path: Iterable[Any], prefix: str = "") -> str:
@@ -79,6 +99,44 @@ def describe_schema_error(error: SchemaError) -> str:
     return error.message
 
 
+@dataclass(frozen=True)
+class RatingDimension:
+    """One dimension agreement is measured on: a CoPA factor, an IPQA label, a verdict.
+
+    ``level`` is ``'nominal'``, ``'ordinal'`` or ``'interval'``. ``categories`` lists the possible
+    values in scale order (empty for a continuous score) and ``category_labels`` their display names.
+    """
+
+    name: str
+    level: str
+    label: str = ""
+    categories: tuple[Any, ...] = ()
+    category_labels: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+    def category_label(self, value: Any) -> str:
+        if value in self.categories and len(self.category_labels) == len(self.categories):
+            return self.category_labels[self.categories.index(value)]
+        return str(value)
+
+
+@dataclass(frozen=True)
+class DimensionColumn:
+    """Ratings of one dimension from a batch of values, as parallel columns.
+
+    ``rows[i]`` indexes the value (in the batch given to ``ratings_columns``) that gave rating
+    ``values[i]``; ``suffixes[i]`` names the part of the item it rates, or ``suffixes`` is None when
+    every rating is of the whole item.
+    """
+
+    rows: Sequence[int]
+    values: Sequence[Any]
+    suffixes: Sequence[str] | None = None
+
+
 class TaskKind:
     """Base class of a task kind. Subclasses set the class attributes and may add rules."""
 
@@ -89,6 +147,12 @@ class TaskKind:
     value_schema: ClassVar[dict]
     #: Where the annotator's form partial lives (rendered by the workspace).
     form_template: ClassVar[str] = ""
+    #: What agreement is measured on, in report order (DESIGN section 1).
+    rating_dimensions: ClassVar[tuple[RatingDimension, ...]] = ()
+    #: Whether ``value_ratings`` reads the item payload; loading payloads costs time on large projects.
+    ratings_need_payload: ClassVar[bool] = False
+    #: Dotted path of the class laying out this kind's agreement report (its paper's tables).
+    report_builder: ClassVar[str] = "validation.reports.base.ReportBuilder"
 
     # -- validation ---------------------------------------------------------------------------
     @cached_property
@@ -177,6 +241,56 @@ class TaskKind:
                 return False
             raise ValueError(f"must be true or false, got {cell!r}")
         return cell
+
+    # -- ratings for agreement ------------------------------------------------------------------
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        """The ratings in one valid value: ``(unit suffix, dimension name, rating)`` triples.
+
+        The suffix is ``""`` for a rating of the whole item. Ratings are numbers or strings, never
+        booleans (True would merge with the category 1). ``payload`` is None unless
+        ``ratings_need_payload`` is set.
+        """
+        raise NotImplementedError("subclasses of TaskKind must provide value_ratings()")
+
+    def ratings_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, DimensionColumn]:
+        """Ratings of many values at once, per dimension. Kinds may override this with a faster
+        equivalent of looping ``value_ratings``; the result must be the same."""
+        columns: dict[str, tuple[list[int], list[Any], list[str]]] = {
+            d.name: ([], [], []) for d in self.rating_dimensions
+        }
+        for row, (value, payload) in enumerate(zip(values, payloads, strict=True)):
+            for suffix, dimension, rating in self.value_ratings(value, payload):
+                rows, ratings, suffixes = columns[dimension]
+                rows.append(row)
+                ratings.append(rating)
+                suffixes.append(suffix)
+        return {
+            name: DimensionColumn(rows=rows, values=ratings, suffixes=suffixes if any(suffixes) else None)
+            for name, (rows, ratings, suffixes) in columns.items()
+        }
+
+    def draft_text(self, value: dict) -> str | None:
+        """The free text a value proposes (e.g. an intent statement), for measuring how people
+        edit LLM drafts; None for kinds or values without one."""
+        return None
+
+    # -- the annotator's form ---------------------------------------------------------------------
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        """The value a submitted form (a QueryDict) describes. No checks here: ``check_value`` judges
+        it, so a crafted request is refused by the same rules as the form."""
+        raise NotImplementedError("subclasses of TaskKind must provide value_from_form()")
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        """What the kind's form partial needs beyond the payload (rows, choices, selections)."""
+        return {}
+
+    def peers_visible_to(self, roles: set[str]) -> bool:
+        """Whether people with these roles see other raters' values (blinding is the default)."""
+        return False
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        """Agreement with a qualification item's known answer, from 0 to 1."""
+        return float(value == gold)
 
     # -- documentation and demos ----------------------------------------------------------------
     def example_payload(self) -> dict:

@@ -4,7 +4,20 @@ A person scores how well a candidate response fits a user's cognitive profile on
 0 Mismatch, 1 Partial, 2 Full; when torn between two scores, the more conservative one.
 """
 
-from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TaskKind, object_schema
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from annotation.kinds.base import (
+    META,
+    OPTIONAL_TEXT,
+    TEXT,
+    DimensionColumn,
+    RatingDimension,
+    TaskKind,
+    form_int,
+    object_schema,
+    without_none,
+)
 
 #: Factor code → (name, the rubric's one-line definition), in the paper's order.
 FACTORS: dict[str, tuple[str, str]] = {
@@ -24,6 +37,7 @@ SCALE: dict[int, str] = {
     2: "Full: well aligned",
 }
 SCORE = {"type": "integer", "enum": sorted(SCALE)}
+SCALE_NAMES = ("Mismatch", "Partial", "Full")
 
 
 class CopaLikert(TaskKind):
@@ -31,6 +45,11 @@ class CopaLikert(TaskKind):
     label = "CoPA six-factor Likert rating"
     description = "Score a response 0/1/2 on each of the six cognitive-personalization factors."
     form_template = "annotation/kinds/copa_likert.html"
+    # One ordinal dimension per factor, named by its code as in the paper's Table 7.
+    rating_dimensions = tuple(
+        RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
+    )
+    report_builder = "validation.reports.copa_likert.CopaLikertReport"
     payload_schema = object_schema(
         {
             "profile": object_schema({code: TEXT for code in FACTORS}, required=list(FACTORS)),
@@ -48,6 +67,37 @@ class CopaLikert(TaskKind):
         },
         required=["scores"],
     )
+
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        for code in FACTORS:
+            yield "", code, value["scores"][code]
+
+    def ratings_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, DimensionColumn]:
+        # Six scores in every value: one pass per factor instead of a generator per value (100k-item projects).
+        rows = range(len(values))
+        scores = [value["scores"] for value in values]
+        return {code: DimensionColumn(rows=rows, values=[s[code] for s in scores]) for code in FACTORS}
+
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        scores = without_none({code: form_int(data.get(code)) for code in FACTORS})
+        return without_none({"scores": scores, "comment": data.get("comment") or None})
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        chosen = (value or {}).get("scores", {})
+        rows = [
+            {
+                "code": code,
+                "name": name,
+                "definition": definition,
+                "profile": payload["profile"][code],
+                "score": chosen.get(code),
+            }
+            for code, (name, definition) in FACTORS.items()
+        ]
+        return {"rows": rows, "scale": SCALE}
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        return sum(value["scores"][code] == gold["scores"][code] for code in FACTORS) / len(FACTORS)
 
     def example_payload(self) -> dict:
         return {

@@ -5,13 +5,20 @@ chosen set against it.
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, TEXT, TaskKind, object_schema
+from annotation.kinds.base import META, TEXT, RatingDimension, TaskKind, form_int, object_schema
 
 MAX_OPTIONS = 10
 OPTION_INDEX = {"type": "integer", "minimum": 0, "maximum": MAX_OPTIONS - 1}
 INDEX_SET = {"type": "array", "items": OPTION_INDEX, "minItems": 1, "uniqueItems": True}
+
+
+def instance_f1(chosen: list[int], answers: list[int]) -> float:
+    """F1 of a chosen option set against the key (IntentGrasp section 4): 2|C∩A| / (|C| + |A|)."""
+    hits = len(set(chosen) & set(answers))
+    return 2 * hits / (len(set(chosen)) + len(set(answers)))
 
 
 def unknown_options(field: str, indices: list[int], options: list[str]) -> Iterator[FieldError]:
@@ -25,6 +32,10 @@ class IntentMcq(TaskKind):
     label = "IntentGrasp multiple choice"
     description = "Choose every option that states the intent behind the context."
     form_template = "annotation/kinds/intent_mcq.html"
+    # People are scored against the key, not against each other: the rating is the instance F1.
+    rating_dimensions = (RatingDimension("f1", "interval", "F1 against the key"),)
+    ratings_need_payload = True
+    report_builder = "validation.reports.intent_mcq.IntentMcqReport"
     payload_schema = object_schema(
         {
             "context": TEXT,
@@ -49,6 +60,24 @@ class IntentMcq(TaskKind):
 
     def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
         return unknown_options("chosen", value["chosen"], payload["options"])
+
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        yield "", "f1", instance_f1(value["chosen"], payload["answers"])
+
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        return {"chosen": [form_int(text) for text in data.getlist("chosen")]}
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        chosen = set((value or {}).get("chosen", []))
+        # Keys 1-9 then 0 toggle the first ten options.
+        options = [
+            {"index": i, "text": text, "key": (i + 1) % 10, "checked": i in chosen}
+            for i, text in enumerate(payload["options"])
+        ]
+        return {"options": options}
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        return instance_f1(value["chosen"], gold["chosen"])
 
     def example_payload(self) -> dict:
         return {

@@ -6,9 +6,10 @@ by the selected answer (users satisfice: the answer they chose shows which inten
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TaskKind, object_schema
+from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, RatingDimension, TaskKind, object_schema, without_none
 
 EARLIER_QUESTION = object_schema(
     {"question": TEXT, "narrative": OPTIONAL_TEXT, "selected_answer": OPTIONAL_TEXT, "meta": META},
@@ -20,8 +21,10 @@ INTENT_JUDGEMENT = object_schema(
     required=["intent", "expressed", "core"],
 )
 
+YES_NO = {"yes": True, "no": False}
 CORE_NEEDS_EXPRESSED = "an intent can be core only if it is expressed"
 JUDGE_EVERY_INTENT = "judge every candidate intent exactly once"
+YES_NO = ((0, 1), ("no", "yes"))
 
 
 class IpqaCoreIntent(TaskKind):
@@ -32,6 +35,12 @@ class IpqaCoreIntent(TaskKind):
         "selected answer address it (core)?"
     )
     form_template = "annotation/kinds/ipqa_core_intent.html"
+    # The unit is (item, candidate intent); each intent is judged on both labels, as in IPQA's validation.
+    rating_dimensions = (
+        RatingDimension("expressed", "nominal", "Expressed", *YES_NO),
+        RatingDimension("core", "nominal", "Core", *YES_NO),
+    )
+    report_builder = "validation.reports.ipqa_core_intent.IpqaCoreIntentReport"
     payload_schema = object_schema(
         {
             "question": TEXT,
@@ -70,6 +79,41 @@ class IpqaCoreIntent(TaskKind):
         for index, judgement in enumerate(value["intents"]):
             if judgement["core"] and not judgement["expressed"]:
                 yield FieldError(f"intents[{index}].core", CORE_NEEDS_EXPRESSED)
+
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        for judgement in value["intents"]:
+            # 0/1, not booleans: agreement code refuses booleans so True never merges with 1.
+            yield judgement["intent"], "expressed", int(judgement["expressed"])
+            yield judgement["intent"], "core", int(judgement["core"])
+
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        intents = []
+        for index, intent in enumerate(payload.get("candidate_intents", [])):
+            expressed = YES_NO.get(data.get(f"expressed-{index}", ""))
+            core = YES_NO.get(data.get(f"core-{index}", ""))
+            if expressed is False and core is None:
+                core = False  # not expressed means not core: the form locks that question
+            intents.append(without_none({"intent": intent, "expressed": expressed, "core": core}))
+        extra = {name: data.get(name) or None for name in ("missing_intent", "comment")}
+        return without_none({"intents": intents, **extra})
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        judged = {j.get("intent"): j for j in (value or {}).get("intents", [])}
+        rows = [
+            {
+                "index": i,
+                "intent": intent,
+                "expressed": judged.get(intent, {}).get("expressed"),
+                "core": judged.get(intent, {}).get("core"),
+            }
+            for i, intent in enumerate(payload["candidate_intents"])
+        ]
+        return {"rows": rows}
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        truth = {j["intent"]: j for j in gold["intents"]}
+        pairs = [(j[q], truth[j["intent"]][q]) for j in value["intents"] for q in ("expressed", "core")]
+        return sum(a == b for a, b in pairs) / len(pairs)
 
     def example_payload(self) -> dict:
         return {

@@ -12,7 +12,16 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TEXT_LIST, TaskKind, object_schema
+from annotation.kinds.base import (
+    META,
+    OPTIONAL_TEXT,
+    TEXT,
+    TEXT_LIST,
+    RatingDimension,
+    TaskKind,
+    object_schema,
+    without_none,
+)
 
 STATEMENT_PREFIX = "To "
 STATEMENT_STARTS_WITH_TO = "an intent statement starts with 'To ' (e.g. 'To use data from the cited paper.')"
@@ -37,6 +46,11 @@ REVIEW = object_schema(
     },
     required=["action", "statement", "author", "verdict"],
 )
+FORM_FIELDS = {
+    "write": ("statement", "comment"),
+    "cannot_contextualize": ("reason",),
+    "review": ("statement", "author", "verdict", "note"),
+}
 ACTIONS = {"write": WRITE, "cannot_contextualize": CANNOT, "review": REVIEW}
 
 
@@ -55,6 +69,12 @@ class LabelContextualization(TaskKind):
     label = "IntentGrasp label contextualization"
     description = "Rewrite a terse intent label as a clause-like intent statement, or review one."
     form_template = "annotation/kinds/label_contextualization.html"
+    review_template = "annotation/kinds/label_contextualization_reviews.html"
+    # Reviews are the ratings: the unit is (item, reviewed statement), so reviews of one statement pair up.
+    rating_dimensions = (
+        RatingDimension("review_verdict", "nominal", "Review verdict", ("accept", "revise"), ("accept", "revise")),
+    )
+    report_builder = "validation.reports.label_contextualization.LabelContextualizationReport"
     payload_schema = object_schema(
         {
             "dataset": TEXT,
@@ -91,6 +111,35 @@ class LabelContextualization(TaskKind):
                 yield FieldError("statement", problem)
         if value["action"] == "review" and value["verdict"] == "revise" and not value.get("note", "").strip():
             yield FieldError("note", REVISE_NEEDS_NOTE)
+
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        if value["action"] == "review":
+            yield value["statement"], "review_verdict", value["verdict"]
+
+    def draft_text(self, value: dict) -> str | None:
+        return value["statement"] if value.get("action") == "write" else None
+
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        action = data.get("action") or None
+        fields = FORM_FIELDS.get(action, ())
+        return without_none({"action": action, **{name: data.get(name) or None for name in fields}})
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        statements = [
+            {"author": peer["rater"], "statement": peer["value"]["statement"]}
+            for peer in peers
+            if peer["value"].get("action") == "write"
+        ]
+        return {"peer_statements": statements, "action": (value or {}).get("action", "write")}
+
+    def peers_visible_to(self, roles: set[str]) -> bool:
+        return "expert" in roles  # reviewers accept or revise other people's statements
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        def normal(v: dict) -> tuple:
+            return (v.get("action"), " ".join(v.get("statement", "").lower().split()))
+
+        return float(normal(value) == normal(gold))
 
     def example_payload(self) -> dict:
         return {

@@ -5,9 +5,20 @@ supports the inferred motive and nothing contradicts the history. Fail names why
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, TEXT_LIST, TaskKind, object_schema
+from annotation.kinds.base import (
+    META,
+    OPTIONAL_TEXT,
+    TEXT,
+    TEXT_LIST,
+    RatingDimension,
+    TaskKind,
+    form_int,
+    object_schema,
+    without_none,
+)
 
 FAILURE_CATEGORIES: dict[str, str] = {
     "hallucination_or_contradiction": "Hallucination, or contradiction with the user's history",
@@ -29,6 +40,12 @@ class RationaleInspection(TaskKind):
     label = "Rationale inspection (expert)"
     description = "Pass or Fail an LLM's rationale for why a user accepted an answer."
     form_template = "annotation/kinds/rationale_inspection.html"
+    # The verdict, then each failure category as its own yes/no rating (0 on a Pass).
+    rating_dimensions = (
+        RatingDimension("verdict", "nominal", "Verdict", (FAIL, PASS), ("Fail", "Pass")),
+        *(RatingDimension(code, "nominal", label, (0, 1), ("no", "yes")) for code, label in FAILURE_CATEGORIES.items()),
+    )
+    report_builder = "validation.reports.rationale_inspection.RationaleInspectionReport"
     payload_schema = object_schema(
         {
             "context": object_schema(
@@ -71,6 +88,31 @@ class RationaleInspection(TaskKind):
             yield FieldError("failure_categories", FAIL_NEEDS_CATEGORY)
         if value["verdict"] == PASS and categories:
             yield FieldError("failure_categories", PASS_HAS_NO_CATEGORY)
+
+    def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        yield "", "verdict", value["verdict"]
+        chosen = set(value.get("failure_categories", ()))
+        for code in FAILURE_CATEGORIES:
+            yield "", code, int(code in chosen)
+
+    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+        return without_none(
+            {
+                "verdict": form_int(data.get("verdict")),
+                "failure_categories": data.getlist("failure_categories") or None,
+                "note": data.get("note") or None,
+            }
+        )
+
+    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+        chosen = set((value or {}).get("failure_categories", []))
+        categories = [
+            {"code": code, "label": label, "checked": code in chosen} for code, label in FAILURE_CATEGORIES.items()
+        ]
+        return {"categories": categories, "verdict": (value or {}).get("verdict")}
+
+    def gold_score(self, value: dict, gold: dict) -> float:
+        return float(value["verdict"] == gold["verdict"])
 
     def example_payload(self) -> dict:
         return {

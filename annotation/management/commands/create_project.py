@@ -26,6 +26,13 @@ class Command(BaseCommand):
             help="show each suggestion with probability P per (item, annotator)",
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--qualification-rate",
+            type=float,
+            default=0.0,
+            metavar="R",
+            help="share of served items that are known-answer items",
+        )
 
     def handle(self, *args, **o) -> None:
         if Project.objects.filter(slug=o["slug"]).exists():
@@ -52,6 +59,7 @@ class Command(BaseCommand):
                 suggestion_exposure=exposure,
                 suggestion_probability=probability,
                 seed=o["seed"],
+                qualification_rate=o["qualification_rate"],
             )
         except ValidationError as exc:
             lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
