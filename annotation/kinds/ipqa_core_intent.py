@@ -21,7 +21,7 @@ INTENT_JUDGEMENT = object_schema(
     required=["intent", "expressed", "core"],
 )
 
-YES_NO = {"yes": True, "no": False}
+FORM_ANSWERS = {"yes": True, "no": False}
 CORE_NEEDS_EXPRESSED = "an intent can be core only if it is expressed"
 JUDGE_EVERY_INTENT = "judge every candidate intent exactly once"
 YES_NO = ((0, 1), ("no", "yes"))
@@ -89,8 +89,8 @@ class IpqaCoreIntent(TaskKind):
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         intents = []
         for index, intent in enumerate(payload.get("candidate_intents", [])):
-            expressed = YES_NO.get(data.get(f"expressed-{index}", ""))
-            core = YES_NO.get(data.get(f"core-{index}", ""))
+            expressed = FORM_ANSWERS.get(data.get(f"expressed-{index}", ""))
+            core = FORM_ANSWERS.get(data.get(f"core-{index}", ""))
             if expressed is False and core is None:
                 core = False  # not expressed means not core: the form locks that question
             intents.append(without_none({"intent": intent, "expressed": expressed, "core": core}))

@@ -1,0 +1,69 @@
+"""Real Chromium (Debian's package) driven by Playwright against the live test server."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium is not installed (CI installs Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    failed = getattr(request.node, "report_call", None)
+    if failed is not None and failed.failed:
+        # A failing browser test leaves a picture of what the person would have seen.
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+@pytest.fixture
+def sign_in(live_server):
+    def sign_in(page, username: str, password: str = "pw-for-tests-1") -> None:
+        """Sign in by keyboard, as a person would."""
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.keyboard.type(username)  # the username field has autofocus
+        page.keyboard.press("Tab")
+        page.keyboard.type(password)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{live_server.url}/")
+
+    return sign_in

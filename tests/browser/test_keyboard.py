@@ -1,0 +1,123 @@
+"""An annotator completes an item of every kind with the keyboard alone, in real Chromium."""
+
+import pytest
+
+from annotation.importing import import_items
+from annotation.kinds import get_kind
+from annotation.models import Annotation, Role
+from annotation.services import membership_add
+from annotation.synthetic import synthetic_records, write_jsonl
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def one_item_project(make_project, make_user, tmp_path):
+    def make(kind_name: str, *, annotators=("ann1",), role=Role.ANNOTATOR, overlap=1):
+        project = make_project(kind_name, overlap=overlap)
+        path = write_jsonl(tmp_path / f"{kind_name}.jsonl", synthetic_records(get_kind(kind_name), 1))
+        import_items(project=project, path=path)
+        for name in annotators:
+            membership_add(project=project, user=make_user(name), role=role)
+        return project
+
+    return make
+
+
+def open_workspace(page, live_server, project):
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#annotation-form")
+
+
+def finished(page):
+    page.wait_for_selector("text=Nothing left for you here")
+
+
+def stored_value(rater="ann1"):
+    return Annotation.objects.get(rater=rater).value
+
+
+def test_copa_by_keyboard(page, live_server, sign_in, one_item_project):
+    project = one_item_project("copa_likert")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    for key in "210122":  # one key per factor row; focus moves down by itself
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    finished(page)
+    assert stored_value() == {"scores": {"CT": 2, "SA": 1, "SC": 0, "CLM": 1, "MS": 2, "AMR": 2}}
+
+
+def test_ipqa_by_keyboard(page, live_server, sign_in, one_item_project):
+    project = one_item_project("ipqa_core_intent")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    for key in "yyn":  # intent 1 expressed and core; intent 2 not expressed (so not core)
+        page.keyboard.press(key)
+    page.keyboard.type("To keep bread fresh")  # focus reached the missing-intent field
+    page.keyboard.press("Control+Enter")
+    finished(page)
+    intents = get_kind("ipqa_core_intent").example_payload()["candidate_intents"]
+    assert stored_value() == {
+        "intents": [
+            {"intent": intents[0], "expressed": True, "core": True},
+            {"intent": intents[1], "expressed": False, "core": False},
+        ],
+        "missing_intent": "To keep bread fresh",
+    }
+
+
+def test_rationale_by_keyboard(page, live_server, sign_in, one_item_project):
+    project = one_item_project("rationale_inspection", role=Role.EXPERT)
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("f")
+    page.keyboard.press("3")
+    page.keyboard.press("Control+Enter")
+    finished(page)
+    assert stored_value() == {"verdict": 0, "failure_categories": ["inappropriate_application"]}
+
+
+def test_label_statement_by_keyboard(page, live_server, sign_in, one_item_project):
+    project = one_item_project("label_contextualization")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("Tab")  # from the action choice to the statement
+    page.keyboard.type("uses data")
+    assert "Start with" in page.inner_text("#statement-checks")  # the inline check speaks up
+    page.keyboard.press("Control+a")
+    page.keyboard.type("To use data or methods from the cited paper.")
+    assert page.inner_text("#statement-checks") == ""
+    page.keyboard.press("Control+Enter")
+    finished(page)
+    assert stored_value() == {"action": "write", "statement": "To use data or methods from the cited paper."}
+
+
+def test_mcq_by_keyboard_and_a_refused_submit_keeps_the_item(page, live_server, sign_in, one_item_project):
+    project = one_item_project("intent_mcq")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("Control+Enter")  # nothing chosen yet: refused, nothing stored
+    page.wait_for_selector("#form-errors")
+    assert not Annotation.objects.exists()
+    page.keyboard.press("1")
+    page.keyboard.press("3")
+    page.keyboard.press("3")  # toggled twice: off again
+    page.keyboard.press("Control+Enter")
+    finished(page)
+    assert stored_value() == {"chosen": [0]}
+
+
+def test_second_annotator_sees_a_blank_form(page, live_server, sign_in, one_item_project):
+    project = one_item_project("copa_likert", annotators=("ann1", "ann2"), overlap=2)
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    for key in "222222":
+        page.keyboard.press(key)
+    page.keyboard.type("\n")
+    finished(page)
+    page.context.clear_cookies()
+    sign_in(page, "ann2")
+    open_workspace(page, live_server, project)
+    assert page.locator("input[type=radio]:checked").count() == 0
+    assert "Machine suggestion" not in page.content()
