@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -145,6 +146,72 @@ def visible_suggestion(*, assignment: Assignment):
     from judges.selectors import suggestion_for_display  # judges depends on annotation, not the reverse
 
     return suggestion_for_display(item=assignment.item)
+
+
+@dataclass(frozen=True)
+class AnnotatorStats:
+    username: str
+    submitted: int
+    skipped: int
+    target: int
+    median_seconds: float | None
+    qualification_answered: int
+    qualification_accuracy: float | None  # mean agreement with the known answers, 0-1
+
+
+def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
+    """Per annotator: progress, median seconds per item (first versions), accuracy on qualification items."""
+    people = list(
+        Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
+        .values_list("user__username", flat=True)
+        .distinct()
+        .order_by("user__username")
+    )
+    counts: dict[tuple[str, str], int] = {
+        (row["annotator__username"], row["status"]): row["n"]
+        for row in Assignment.objects.filter(project=project)
+        .values("annotator__username", "status")
+        .annotate(n=Count("pk"))
+    }
+    seconds: dict[str, list[float]] = {}
+    first_versions = Annotation.objects.filter(project=project, version=1, seconds_on_item__isnull=False)
+    for rater, value in first_versions.values_list("rater", "seconds_on_item").iterator(chunk_size=5000):
+        seconds.setdefault(rater, []).append(value)
+    accuracy = _qualification_scores(project)
+    items = Item.objects.filter(project=project, gold_value__isnull=True).count()
+    share = fair_share(items=items, overlap=project.overlap, annotators=len(people))
+    rows = []
+    for username in people:
+        scores = accuracy.get(username, [])
+        rows.append(
+            AnnotatorStats(
+                username=username,
+                submitted=counts.get((username, Assignment.Status.SUBMITTED), 0),
+                skipped=counts.get((username, Assignment.Status.SKIPPED), 0),
+                target=share,
+                median_seconds=statistics.median(seconds[username]) if seconds.get(username) else None,
+                qualification_answered=len(scores),
+                qualification_accuracy=sum(scores) / len(scores) if scores else None,
+            )
+        )
+    return rows
+
+
+def _qualification_scores(project: Project) -> dict[str, list[float]]:
+    """Each rater's latest answer on each qualification item, scored by the kind against the known answer."""
+    kind = project.task_kind
+    latest: dict[tuple[int, str], tuple[dict, dict]] = {}
+    rows = (
+        Annotation.objects.filter(project=project, item__gold_value__isnull=False)
+        .order_by("item_id", "rater", "version")
+        .values_list("item_id", "rater", "value", "item__gold_value")
+    )
+    for item_id, rater, value, gold in rows:
+        latest[(item_id, rater)] = (value, gold)
+    scores: dict[str, list[float]] = {}
+    for (_, rater), (value, gold) in latest.items():
+        scores.setdefault(rater, []).append(kind.gold_score(value, gold))
+    return scores
 
 
 def items_complete(*, project: Project) -> int:

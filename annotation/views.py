@@ -28,6 +28,7 @@ from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.selectors import (
     annotator_progress,
+    annotator_stats,
     import_job_progress,
     last_submitted,
     latest_own_value,
@@ -82,6 +83,8 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
         "summary": project_summary(project=project),
         "jobs": [import_job_progress(job=j) for j in project.import_jobs.all()[:10]],
         "form": ImportForm(),
+        "annotators": annotator_stats(project=project) if Role.RESEARCHER in roles or request.user.is_superuser else [],
+        "annotates": bool(roles & ANNOTATING_ROLES),
     }
 
 

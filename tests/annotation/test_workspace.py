@@ -160,3 +160,24 @@ class LabelReviewTests:
         assert submit(client, project, held, {**review, "verdict": "revise"}).status_code == 422  # needs a note
         submit(client, project, held, {**review, "verdict": "accept"})
         assert Annotation.objects.get(rater="expert").value["verdict"] == "accept"
+
+
+class ResearcherViewTests:
+    def test_progress_speed_and_qualification_accuracy_per_annotator(self, client, make_project, make_user, tmp_path):
+        project = make_project("copa_likert", overlap=1, qualification_rate=1.0)
+        records = list(synthetic_records(COPA, 3))
+        records[0]["gold"] = {"scores": SCORES}
+        import_items(project=project, path=write_jsonl(tmp_path / "i.jsonl", iter(records)))
+        ann, res = make_user("ann"), make_user("res")
+        membership_add(project=project, user=ann, role=Role.ANNOTATOR)
+        membership_add(project=project, user=res, role=Role.RESEARCHER)
+        client.force_login(ann)
+        _, first = open_item(client, project)
+        assert first.item.gold_value is not None  # rate 1.0: the known-answer item comes first
+        submit(client, project, first, {**SCORES, "CT": "0", "SA": "0", "MS": "2"})  # 3 of 6 factors right
+        client.force_login(res)
+        rows = client.get(reverse("project_detail", args=[project.slug])).context["annotators"]
+        assert [(r.username, r.submitted, r.qualification_answered, r.qualification_accuracy) for r in rows] == [
+            ("ann", 1, 1, 0.5)
+        ]
+        assert rows[0].median_seconds is not None
