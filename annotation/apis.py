@@ -1,0 +1,238 @@
+"""REST API for projects, items, assignments and annotations. One view per operation, thin:
+check access, call a service or selector, serialise. Errors go through config.api.exception_handler."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from django.db.models import Subquery
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.assignments import assignment_claim_next, assignment_for_user, assignment_skip, assignment_submit
+from annotation.importing import import_items
+from annotation.kinds import kind_choices
+from annotation.models import Annotation, Item, Project, Role, SuggestionExposure
+from annotation.selectors import project_roles, projects_for_user, visible_suggestion
+from annotation.services import project_create
+
+ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
+SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
+
+
+def member_project(request, slug: str, *, allowed: set[str] | None = None) -> tuple[Project, set[str]]:
+    """The project if the user belongs to it (else 404, so outsiders learn nothing) with the right role."""
+    project = Project.objects.filter(slug=slug).first()
+    roles = project_roles(project=project, user=request.user) if project else set()
+    if project is None or not roles:
+        raise Http404("no such project")
+    if allowed is not None and not roles & allowed:
+        raise PermissionDenied(f"needs one of the roles {sorted(allowed)} in this project")
+    return project, roles
+
+
+class ProjectOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Project
+        fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
+                  "seed", "qualification_rate", "created_at"]  # fmt: skip
+
+
+class ProjectListApi(APIView):
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "ProjectCreateInput"  # schema component names must be unique across views
+
+        slug = serializers.SlugField(max_length=80)
+        kind = serializers.ChoiceField(choices=kind_choices())
+        title = serializers.CharField(max_length=200, required=False, default="")
+        overlap = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=2)
+        guidelines = serializers.CharField(required=False, default="", allow_blank=True)
+        suggestion_exposure = serializers.ChoiceField(
+            choices=SuggestionExposure.choices, required=False, default=SuggestionExposure.HIDDEN
+        )
+        suggestion_probability = serializers.FloatField(min_value=0, max_value=1, required=False, default=0.5)
+        seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False, default=0)
+        qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False, default=0.0)
+
+        def validate_slug(self, slug: str) -> str:
+            if Project.objects.filter(slug=slug).exists():
+                raise serializers.ValidationError("a project with this slug already exists")
+            return slug
+
+    @extend_schema(responses=ProjectOutput(many=True))
+    def get(self, request):
+        projects = [row.project for row in projects_for_user(user=request.user)]
+        return Response(ProjectOutput(projects, many=True).data)
+
+    @extend_schema(request=Input, responses={201: ProjectOutput})
+    def post(self, request):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        project = project_create(**data.validated_data, created_by=request.user)
+        return Response(ProjectOutput(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    @extend_schema(responses=ProjectOutput)
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug)
+        return Response(ProjectOutput(project).data)
+
+
+class ItemOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "payload", "created_at"]
+
+
+class ItemListApi(APIView):
+    """Items of a project: read by researchers and experts; bulk import by researchers (atomic)."""
+
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "ItemImportInput"  # schema component names must be unique across views
+
+        records = serializers.ListField(
+            child=serializers.DictField(), min_length=1, max_length=100_000,
+            help_text="Import records as in docs/formats.md: external_id, the kind's payload fields, optional gold.",
+        )  # fmt: skip
+
+    @extend_schema(responses=ItemOutput(many=True))
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed=SEES_ALL_VALUES)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(Item.objects.filter(project=project).order_by("pk"), request, view=self)
+        return paginator.get_paginated_response(ItemOutput(page, many=True).data)
+
+    @extend_schema(
+        request=Input,
+        responses={201: inline_serializer("ItemImportOutput", {"imported": serializers.IntegerField()})},
+    )
+    def post(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        # The same streaming, all-or-nothing importer as files: the records become a JSONL file first.
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "records.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for record in data.validated_data["records"]:
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            result = import_items(project=project, path=path)
+        return Response({"imported": result.imported}, status=status.HTTP_201_CREATED)
+
+
+class AssignmentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    item = ItemOutput()
+    suggestion = serializers.JSONField(
+        allow_null=True, help_text="The LLM suggestion, only where the project shows it."
+    )
+
+
+def assignment_data(assignment) -> dict:
+    suggestion = visible_suggestion(assignment=assignment)
+    return {
+        "id": assignment.pk,
+        "status": assignment.status,
+        "item": ItemOutput(assignment.item).data,
+        "suggestion": None
+        if suggestion is None
+        else {"value": suggestion.value, "backend": suggestion.run.judge.backend},
+    }
+
+
+class AssignmentNextApi(APIView):
+    @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
+    def post(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed=ANNOTATING)
+        assignment = assignment_claim_next(project=project, user=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(AssignmentOutput(assignment_data(assignment)).data)
+
+
+class AnnotationOutput(serializers.ModelSerializer):
+    item = serializers.CharField(source="item.external_id")
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "item", "rater", "version", "value", "source", "suggestion_visible", "seconds_on_item",
+                  "created_at"]  # fmt: skip
+
+
+class AssignmentSubmitApi(APIView):
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "AssignmentSubmitInput"  # schema component names must be unique across views
+
+        value = serializers.JSONField()
+        idempotency_key = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+    @extend_schema(request=Input, responses={201: AnnotationOutput})
+    def post(self, request, assignment_id: int):
+        assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        annotation = assignment_submit(
+            assignment=assignment,
+            value=data.validated_data["value"],
+            idempotency_key=data.validated_data["idempotency_key"],
+            suggestion_visible=visible_suggestion(assignment=assignment) is not None,
+        )
+        return Response(AnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)
+
+
+class AssignmentSkipApi(APIView):
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "AssignmentSkipInput"  # schema component names must be unique across views
+
+        reason = serializers.CharField(max_length=500)
+
+    @extend_schema(request=Input, responses={200: AssignmentOutput})
+    def post(self, request, assignment_id: int):
+        assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = assignment_skip(assignment=assignment, reason=data.validated_data["reason"])
+        return Response(AssignmentOutput(assignment_data(assignment)).data)
+
+
+def visible_annotations(project: Project, roles: set[str], user):
+    """Researchers and experts see every rater's values; an annotator only their own (blinding)."""
+    annotations = Annotation.objects.filter(project=project).select_related("item")
+    return annotations if roles & SEES_ALL_VALUES else annotations.filter(rater=user.username)
+
+
+class AnnotationListApi(APIView):
+    @extend_schema(responses=AnnotationOutput(many=True))
+    def get(self, request, slug: str):
+        project, roles = member_project(request, slug)
+        paginator = LimitOffsetPagination()
+        rows = visible_annotations(project, roles, request.user).order_by("pk")
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(AnnotationOutput(page, many=True).data)
+
+
+class AnnotationDetailApi(APIView):
+    @extend_schema(responses=AnnotationOutput)
+    def get(self, request, annotation_id: int):
+        project_id = Annotation.objects.filter(pk=annotation_id).values("project_id")
+        project = Project.objects.filter(pk=Subquery(project_id)).first()
+        if project is None:
+            raise Http404("no such annotation")
+        roles = project_roles(project=project, user=request.user)
+        annotation = visible_annotations(project, roles, request.user).filter(pk=annotation_id).first()
+        if annotation is None:  # someone else's value: as if it did not exist
+            raise Http404("no such annotation")
+        return Response(AnnotationOutput(annotation).data)

@@ -1,0 +1,156 @@
+"""REST API: who may do what, and a bad write stores nothing."""
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.importing import import_items
+from annotation.kinds import get_kind
+from annotation.models import Annotation, Item, Project, Role
+from annotation.services import membership_add
+from annotation.synthetic import synthetic_records, write_jsonl
+
+pytestmark = pytest.mark.django_db
+COPA = get_kind("copa_likert")
+
+
+@pytest.fixture
+def world(make_project, make_user, tmp_path):
+    """Two projects; ann1 and ann2 annotate `main`, res researches it, stranger only belongs to `other`."""
+    main, other = make_project("copa_likert", slug="main"), make_project("copa_likert", slug="other")
+    import_items(project=main, path=write_jsonl(tmp_path / "i.jsonl", synthetic_records(COPA, 5)))
+    people = {name: make_user(name) for name in ("ann1", "ann2", "res", "stranger")}
+    membership_add(project=main, user=people["ann1"], role=Role.ANNOTATOR)
+    membership_add(project=main, user=people["ann2"], role=Role.ANNOTATOR)
+    membership_add(project=main, user=people["res"], role=Role.RESEARCHER)
+    membership_add(project=other, user=people["stranger"], role=Role.RESEARCHER)
+    return main, people
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def claim_and_submit(user, value=None):
+    client = client_for(user)
+    assignment = client.post("/api/projects/main/assignments/next/").json()
+    response = client.post(
+        f"/api/assignments/{assignment['id']}/submit/", {"value": value or COPA.example_value()}, format="json"
+    )
+    return assignment, response
+
+
+READS = ["/api/projects/main/", "/api/projects/main/items/", "/api/projects/main/annotations/"]
+WRITES = [
+    ("/api/projects/main/items/", {"records": [{"external_id": "x", **COPA.example_payload()}]}),
+    ("/api/projects/main/assignments/next/", {}),
+]
+
+
+class AnonymousTests:
+    @pytest.mark.parametrize("url", ["/api/projects/", *READS])
+    def test_reads_need_authentication(self, world, url):
+        assert client_for().get(url).status_code in (401, 403)
+
+    @pytest.mark.parametrize(("url", "body"), [*WRITES, ("/api/projects/", {"slug": "x", "kind": "copa_likert"})])
+    def test_writes_need_authentication(self, world, url, body):
+        assert client_for().post(url, body, format="json").status_code in (401, 403)
+        assert not Project.objects.filter(slug="x").exists() and not Item.objects.filter(external_id="x").exists()
+
+
+class OutsiderTests:
+    @pytest.mark.parametrize("url", READS)
+    def test_member_of_another_project_gets_404(self, world, url):
+        _, people = world
+        assert client_for(people["stranger"]).get(url).status_code == 404
+
+    @pytest.mark.parametrize(("url", "body"), WRITES)
+    def test_member_of_another_project_cannot_write(self, world, url, body):
+        _, people = world
+        assert client_for(people["stranger"]).post(url, body, format="json").status_code == 404
+
+    def test_cannot_submit_someone_elses_assignment(self, world):
+        _, people = world
+        assignment = client_for(people["ann1"]).post("/api/projects/main/assignments/next/").json()
+        response = client_for(people["ann2"]).post(
+            f"/api/assignments/{assignment['id']}/submit/", {"value": COPA.example_value()}, format="json"
+        )
+        assert response.status_code == 404 and not Annotation.objects.exists()
+
+
+class BlindingTests:
+    def test_annotator_reading_someone_elses_annotation_gets_404(self, world):
+        _, people = world
+        _, response = claim_and_submit(people["ann1"])
+        annotation_id = response.json()["id"]
+        assert client_for(people["ann2"]).get(f"/api/annotations/{annotation_id}/").status_code == 404
+        assert client_for(people["ann1"]).get(f"/api/annotations/{annotation_id}/").status_code == 200
+        assert client_for(people["res"]).get(f"/api/annotations/{annotation_id}/").status_code == 200
+
+    def test_annotator_lists_only_their_own(self, world):
+        _, people = world
+        claim_and_submit(people["ann1"])
+        claim_and_submit(people["ann2"])
+        own = client_for(people["ann2"]).get("/api/projects/main/annotations/").json()["results"]
+        assert [a["rater"] for a in own] == ["ann2"]
+        everyone = client_for(people["res"]).get("/api/projects/main/annotations/").json()["results"]
+        assert sorted(a["rater"] for a in everyone) == ["ann1", "ann2"]
+
+    def test_annotators_cannot_list_items_or_import(self, world):
+        _, people = world
+        assert client_for(people["ann1"]).get("/api/projects/main/items/").status_code == 403
+        body = {"records": [{"external_id": "x", **COPA.example_payload()}]}
+        assert client_for(people["ann1"]).post("/api/projects/main/items/", body, format="json").status_code == 403
+
+
+class BadPayloadTests:
+    def test_score_of_three_is_400_with_the_field_and_nothing_stored(self, world):
+        _, people = world
+        _, response = claim_and_submit(people["ann1"], {"scores": {**COPA.example_value()["scores"], "CT": 3}})
+        assert response.status_code == 400
+        assert response.json()["errors"] == [
+            {"field": "value.scores.CT", "message": "must be one of 0, 1, 2, got 3", "line": None}
+        ]
+        assert not Annotation.objects.exists()
+
+    def test_bulk_import_with_one_bad_record_imports_nothing(self, world):
+        _, people = world
+        records = [{"external_id": "ok", **COPA.example_payload()}, {"external_id": "bad", "question": "q"}]
+        response = client_for(people["res"]).post("/api/projects/main/items/", {"records": records}, format="json")
+        assert response.status_code == 400 and response.json()["errors"][0]["line"] == 2
+        assert not Item.objects.filter(external_id__in=["ok", "bad"]).exists()
+
+    def test_project_create_validates_fields(self, world):
+        _, people = world
+        body = {"slug": "main", "kind": "nope", "overlap": 0}
+        response = client_for(people["res"]).post("/api/projects/", body, format="json")
+        assert response.status_code == 400 and set(response.json()) == {"slug", "kind", "overlap"}
+
+    def test_skip_without_reason_is_400(self, world):
+        _, people = world
+        assignment = client_for(people["ann1"]).post("/api/projects/main/assignments/next/").json()
+        response = client_for(people["ann1"]).post(f"/api/assignments/{assignment['id']}/skip/", {}, format="json")
+        assert response.status_code == 400 and "reason" in response.json()
+
+
+class HappyPathTests:
+    def test_create_import_claim_submit_with_a_token(self, world):
+        _, people = world
+        res = client_for(people["res"])
+        assert res.post("/api/projects/", {"slug": "new", "kind": "intent_mcq"}, format="json").status_code == 201
+        records = [{"external_id": "m1", **get_kind("intent_mcq").example_payload()}]
+        assert res.post("/api/projects/new/items/", {"records": records}, format="json").json() == {"imported": 1}
+        assert [p["slug"] for p in res.get("/api/projects/").json()] == ["main", "new"]
+        assignment, response = claim_and_submit(people["ann1"])
+        assert response.status_code == 201 and response.json()["version"] == 1
+        assert assignment["suggestion"] is None  # the project hides suggestions
+
+    def test_token_endpoint_and_schema(self, world):
+        response = client_for().post("/api/token/", {"username": "ann1", "password": "pw-for-tests-1"})
+        assert response.status_code == 200 and len(response.json()["token"]) == 40
+        schema = client_for().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+        assert schema.status_code == 200 and "/api/projects/{slug}/assignments/next/" in schema.json()["paths"]
