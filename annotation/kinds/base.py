@@ -274,6 +274,31 @@ class TaskKind:
         edit LLM drafts; None for kinds or values without one."""
         return None
 
+    # -- adjudication and gold ------------------------------------------------------------------
+    #: Which disagreements send an item to an expert unless the project says otherwise
+    #: (see validation.adjudication.AdjudicationRules).
+    default_adjudication_rules: ClassVar[dict] = {"unanimous": True}
+    #: Value fields that carry free text: they never make two judgements disagree.
+    free_text_fields: ClassVar[tuple[str, ...]] = ("comment", "note")
+
+    def decision_key(self, value: dict) -> str:
+        """What two raters must share to count as agreeing: the value without its free text."""
+        decision = {key: item for key, item in value.items() if key not in self.free_text_fields}
+        return json.dumps(decision, sort_keys=True, ensure_ascii=False)
+
+    def consensus(self, values: Sequence[dict]) -> dict | None:
+        """The value a strict majority of raters gave (by ``decision_key``), or None: a tie or a split
+        goes to an expert."""
+        if not values:
+            return None
+        keys = [self.decision_key(value) for value in values]
+        top = max(set(keys), key=keys.count)
+        return values[keys.index(top)] if keys.count(top) * 2 > len(keys) else None
+
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        """The item and its gold value in the benchmark's own published shape."""
+        return {"id": external_id, **payload, "gold": gold}
+
     # -- the annotator's form ---------------------------------------------------------------------
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         """The value a submitted form (a QueryDict) describes. No checks here: ``check_value`` judges

@@ -78,6 +78,19 @@ class CopaLikert(TaskKind):
         scores = [value["scores"] for value in values]
         return {code: DimensionColumn(rows=rows, values=[s[code] for s in scores]) for code in FACTORS}
 
+    # The paper's raters differ by one point often; two points (0 vs 2) is a real disagreement.
+    default_adjudication_rules = {"unanimous": False, "ordinal_distance": 2}
+
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        return {
+            "id": external_id,
+            "question": payload["question"],
+            "response": payload["response"],
+            "response_source": payload["response_source"],
+            "profile": payload["profile"],
+            **{code: gold["scores"][code] for code in FACTORS},
+        }
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         scores = without_none({code: form_int(data.get(code)) for code in FACTORS})
         return without_none({"scores": scores, "comment": data.get("comment") or None})

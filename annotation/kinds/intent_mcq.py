@@ -64,6 +64,17 @@ class IntentMcq(TaskKind):
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         yield "", "f1", instance_f1(value["chosen"], payload["answers"])
 
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        return {
+            "id": external_id,
+            "context": payload["context"],
+            "question": payload["question"],
+            "options": payload["options"],
+            "answers": payload["answers"],
+            "human_answers": gold["chosen"],
+            "human_f1": instance_f1(gold["chosen"], payload["answers"]),
+        }
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         return {"chosen": [form_int(text) for text in data.getlist("chosen")]}
 

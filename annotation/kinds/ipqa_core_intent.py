@@ -86,6 +86,20 @@ class IpqaCoreIntent(TaskKind):
             yield judgement["intent"], "expressed", int(judgement["expressed"])
             yield judgement["intent"], "core", int(judgement["core"])
 
+    free_text_fields = ("comment", "missing_intent")
+
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        judged = gold["intents"]
+        return {
+            "id": external_id,
+            "question": payload["question"],
+            "narrative": payload.get("narrative", ""),
+            "selected_answer": payload["selected_answer"],
+            "user_profile": payload.get("user_profile", []),
+            "expressed_intents": [j["intent"] for j in judged if j["expressed"]],
+            "core_intents": [j["intent"] for j in judged if j["core"]],
+        }
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         intents = []
         for index, intent in enumerate(payload.get("candidate_intents", [])):

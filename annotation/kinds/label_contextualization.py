@@ -5,7 +5,7 @@ from the cited paper."), or is flagged as impossible to contextualize. A second 
 statement and accepts it or asks for a revision.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -118,6 +118,31 @@ class LabelContextualization(TaskKind):
 
     def draft_text(self, value: dict) -> str | None:
         return value["statement"] if value.get("action") == "write" else None
+
+    def consensus(self, values: Sequence[dict]) -> dict | None:
+        """A statement is gold once reviewers accepted it and nobody asked for a revision; a label
+        that the majority calls impossible to contextualize is gold as such."""
+        reviews: dict[str, list[str]] = {}
+        for value in values:
+            if value["action"] == "review":
+                reviews.setdefault(value["statement"], []).append(value["verdict"])
+        accepted = [s for s, verdicts in reviews.items() if "revise" not in verdicts and "accept" in verdicts]
+        if len(accepted) == 1:
+            return {"action": "write", "statement": accepted[0]}
+        if accepted:
+            return None  # two statements both accepted: an expert picks one
+        cannot = [v for v in values if v["action"] == "cannot_contextualize"]
+        return cannot[0] if cannot and len(cannot) * 2 > len(values) else None
+
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        return {
+            "id": external_id,
+            "dataset": payload["dataset"],
+            "domain": payload["domain"],
+            "label": payload["label"],
+            "statement": gold.get("statement"),
+            "contextualizable": gold["action"] != "cannot_contextualize",
+        }
 
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         action = data.get("action") or None

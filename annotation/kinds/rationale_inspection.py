@@ -95,6 +95,15 @@ class RationaleInspection(TaskKind):
         for code in FAILURE_CATEGORIES:
             yield "", code, int(code in chosen)
 
+    def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        return {
+            "id": external_id,
+            "question": payload["context"]["question"],
+            "rationale": payload["rationale"],
+            "verdict": "pass" if gold["verdict"] == PASS else "fail",
+            "failure_categories": gold.get("failure_categories", []),
+        }
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         return without_none(
             {

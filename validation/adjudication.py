@@ -1,0 +1,85 @@
+"""Which items need an expert: disagreement rules, applied to raters' latest values.
+
+Rules work on what every kind already declares (its decision key, its rating dimensions and their
+levels), so a new kind gets adjudication without new code here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from annotation.kinds import TaskKind
+
+NOT_UNANIMOUS = "raters are not unanimous"
+LLM_DIFFERS = "the human majority differs from the LLM evaluator"
+ORDINAL_GAP = "{dimension}: ratings differ by {gap} (from {low} to {high})"
+SINGLE_RATER = "only one rater so far"
+
+
+@dataclass(frozen=True)
+class AdjudicationRules:
+    """``unanimous``: any difference between raters' decisions; ``ordinal_distance``: an ordinal
+    dimension whose ratings are at least this far apart; ``llm_majority``: the human majority
+    disagrees with the chosen judge run (so the judge itself is audited)."""
+
+    unanimous: bool = True
+    ordinal_distance: int | None = None
+    llm_majority: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None, *, kind: TaskKind) -> AdjudicationRules:
+        merged = {**kind.default_adjudication_rules, **(data or {})}
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(merged) - known)
+        if unknown:
+            raise ValueError(f"unknown adjudication rule(s) {unknown}; known: {sorted(known)}")
+        distance = merged.get("ordinal_distance")
+        if distance is not None and (isinstance(distance, bool) or not isinstance(distance, int) or distance < 1):
+            raise ValueError("ordinal_distance must be a whole number ≥ 1, or null")
+        for flag in ("unanimous", "llm_majority"):
+            if flag in merged and not isinstance(merged[flag], bool):
+                raise ValueError(f"{flag} must be true or false")
+        return cls(**merged)
+
+
+def item_disagreements(
+    *,
+    kind: TaskKind,
+    payload: dict,
+    values: Mapping[str, dict],
+    rules: AdjudicationRules,
+    judge_value: dict | None = None,
+) -> list[str]:
+    """Why this item needs an expert (empty when it does not). ``values`` maps rater → latest value."""
+    reasons: list[str] = []
+    people = list(values.values())
+    if len(people) >= 2:
+        if rules.unanimous and len({kind.decision_key(v) for v in people}) > 1:
+            reasons.append(NOT_UNANIMOUS)
+        if rules.ordinal_distance is not None:
+            reasons.extend(_ordinal_gaps(kind, payload, people, rules.ordinal_distance))
+    if rules.llm_majority and judge_value is not None and people:
+        majority = kind.consensus(people)
+        if majority is not None and kind.decision_key(majority) != kind.decision_key(judge_value):
+            reasons.append(LLM_DIFFERS)
+    return reasons
+
+
+def _ordinal_gaps(kind: TaskKind, payload: dict, people: list[dict], distance: int) -> list[str]:
+    ordinal = {d.name for d in kind.rating_dimensions if d.level in ("ordinal", "interval")}
+    ratings: dict[tuple[str, str], list[float]] = {}
+    for value in people:
+        for suffix, dimension, rating in kind.value_ratings(value, payload):
+            if dimension in ordinal and rating is not None:
+                ratings.setdefault((dimension, suffix), []).append(float(rating))
+    reasons = []
+    for (dimension, suffix), found in ratings.items():
+        gap = max(found) - min(found)
+        if gap >= distance:
+            name = f"{dimension} ({suffix})" if suffix else dimension
+            reasons.append(
+                ORDINAL_GAP.format(dimension=name, gap=f"{gap:g}", low=f"{min(found):g}", high=f"{max(found):g}")
+            )
+    return reasons

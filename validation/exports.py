@@ -1,0 +1,102 @@
+"""Streaming writers for gold exports: JSONL, CSV and Parquet, with memory flat in the row count.
+
+Records arrive as an iterator and leave in batches: nothing holds the whole export. Nested values
+(lists, objects) are JSON text in CSV cells and Parquet columns, so every format carries the same
+information and pandas / `datasets` read them without a custom schema.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PARQUET_BATCH = 20_000
+FORMATS = ("jsonl", "csv", "parquet")
+
+
+def _flat(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict | list) else value
+
+
+def _batches(records: Iterable[dict], size: int) -> Iterator[list[dict]]:
+    iterator = iter(records)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
+    count = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def write_csv(path: str | Path, records: Iterable[dict]) -> int:
+    """One row per record; the first record's keys are the header (every record of a shape has them)."""
+    count = 0
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer: csv.DictWriter | None = None
+        for record in records:
+            if writer is None:
+                writer = csv.DictWriter(handle, fieldnames=list(record))
+                writer.writeheader()
+            writer.writerow({key: _flat(value) for key, value in record.items()})
+            count += 1
+    return count
+
+
+def _column_type(values: list[Any]) -> pa.DataType:
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pa.bool_()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pa.int64()
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return pa.float64()
+    return pa.string()
+
+
+def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int = PARQUET_BATCH) -> int:
+    """Row groups of ``batch_size`` records; column types come from the first batch."""
+    count = 0
+    writer: pq.ParquetWriter | None = None
+    schema: pa.Schema | None = None
+    try:
+        for batch in _batches(records, batch_size):
+            rows = [{key: _flat(value) for key, value in record.items()} for record in batch]
+            if schema is None:
+                names = list(rows[0])
+                schema = pa.schema([(name, _column_type([row.get(name) for row in rows])) for name in names])
+                writer = pq.ParquetWriter(str(path), schema)
+            columns = {name: [_as(row.get(name), schema.field(name).type) for row in rows] for name in schema.names}
+            writer.write_table(pa.table(columns, schema=schema))
+            count += len(rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:  # no records: still a valid (empty) file
+        pq.write_table(pa.table({}), str(path))
+    return count
+
+
+def _as(value: Any, kind: pa.DataType) -> Any:
+    # A later batch may carry a number where the first had text: keep it, as text.
+    if value is not None and kind == pa.string() and not isinstance(value, str):
+        return json.dumps(value)
+    return value
+
+
+WRITERS: dict[str, Callable[[str | Path, Iterable[dict]], int]] = {
+    "jsonl": write_jsonl,
+    "csv": write_csv,
+    "parquet": write_parquet,
+}
