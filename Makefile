@@ -33,8 +33,13 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Each bench reads DATABASE_URL (PostgreSQL for the figures in the issues) and ends with a RESULT line.
 bench: install
 	$(BIN)/python bench/import_items.py
+	$(BIN)/python bench/annotate_load.py
+	$(BIN)/python bench/judge_throughput.py
+	$(BIN)/python bench/agreement_scale.py
+	$(BIN)/python bench/export_scale.py
 
 clean:
 	rm -rf $(VENV) var

@@ -62,11 +62,11 @@ def _not_mine(user):
     return ~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=user))
 
 
-def _next_open_item(project: Project, user, cursor: int) -> tuple[int, int] | None:
-    """The first open item after the cursor that the user has not had, wrapping round once."""
+def _next_open_item(project: Project, user, cursor: int) -> Item | None:
+    """The first open item after the cursor that the user has not had, wrapping round once. The whole
+    row comes back, since the page shows it next."""
     open_items = Item.objects.filter(project=project, is_open=True).filter(_not_mine(user)).order_by("order_key")
-    found = open_items.filter(order_key__gt=cursor).values_list("pk", "order_key").first()
-    return found or open_items.filter(order_key__lte=cursor).values_list("pk", "order_key").first()
+    return open_items.filter(order_key__gt=cursor).first() or open_items.filter(order_key__lte=cursor).first()
 
 
 def _take_place(project: Project, item_id: int) -> bool:
@@ -82,12 +82,11 @@ def _take_place(project: Project, item_id: int) -> bool:
     )
 
 
-def _qualification_item(project: Project, user) -> int | None:
+def _qualification_item(project: Project, user) -> Item | None:
     return (
         Item.objects.filter(project=project, gold_value__isnull=False)
         .filter(_not_mine(user))
         .order_by("order_key")
-        .values_list("pk", flat=True)
         .first()
     )
 
@@ -107,33 +106,35 @@ def assignment_claim_next(*, project: Project, user) -> Assignment | None:
     the next open item in their order. None when nothing is left for them."""
     current = assignment_current(project=project, user=user)
     if current is not None:
-        return current
+        return assignment_open(assignment=current)
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
                 state = _state(project, user)
-                item_id, order_key = None, None
+                item, advance = None, False
                 if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, state.served) < (
                     project.qualification_rate
                 ):
-                    item_id = _qualification_item(project, user)
-                if item_id is None:
-                    found = _next_open_item(project, user, state.cursor)
-                    if found is None:
-                        return None
-                    item_id, order_key = found
-                    if not _take_place(project, item_id):
+                    item = _qualification_item(project, user)
+                if item is None:
+                    item, advance = _next_open_item(project, user, state.cursor), True
+                    if item is not None and not _take_place(project, item.pk):
                         continue  # someone else took the last place first: look again
+                if item is None:
+                    # Regular items are all taken: known-answer items the user has not seen still count.
+                    item, advance = _qualification_item(project, user), False
+                    if item is None:
+                        return None
                 assignment = Assignment.objects.create(
                     project=project,
-                    item_id=item_id,
+                    item=item,
                     annotator=user,
-                    suggestion_visible=suggestion_exposed(project=project, item_id=item_id, annotator_id=user.pk),
+                    suggestion_visible=suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk),
                     opened_at=timezone.now(),
                 )
                 state.served += 1
-                if order_key is not None:
-                    state.cursor = order_key
+                if advance:
+                    state.cursor = item.order_key
                 state.save(update_fields=["served", "cursor"])
                 return assignment
         except IntegrityError:
@@ -143,7 +144,7 @@ def assignment_claim_next(*, project: Project, user) -> Assignment | None:
 
 def assignment_for_user(*, assignment_id: int, user) -> Assignment:
     try:
-        return Assignment.objects.select_related("item", "project").get(pk=assignment_id, annotator=user)
+        return Assignment.objects.select_related("item__project", "annotator").get(pk=assignment_id, annotator=user)
     except Assignment.DoesNotExist:
         raise NotAssigned(NOT_YOUR_ASSIGNMENT) from None
 
@@ -176,10 +177,12 @@ def assignment_submit(
 ) -> Annotation:
     """Store the annotator's value for their assignment: the first time it closes the assignment, later
     times (an edit from history, an undo) it adds a new version. Nothing is stored if the value is invalid."""
-    if assignment.status == Assignment.Status.SKIPPED:
-        raise AssignmentClosed(ALREADY_CLOSED)
     seconds = (timezone.now() - assignment.opened_at).total_seconds() if assignment.opened_at else None
     with transaction.atomic():
+        # Locked, so a skip arriving at the same moment cannot slip between the check and the write.
+        status = Assignment.objects.select_for_update().values_list("status", flat=True).get(pk=assignment.pk)
+        if status == Assignment.Status.SKIPPED:
+            raise AssignmentClosed(ALREADY_CLOSED)
         annotation = annotation_submit(
             item=assignment.item,
             user=assignment.annotator,

@@ -25,12 +25,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.models import Annotation, ImportJob, Item, Project, item_order_key
+from annotation.selectors import project_size_key
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
 
@@ -372,6 +374,7 @@ def import_items(
             raise ImportRejected(errors.errors, total=errors.total)
         imported = staging.insert_items(project.pk, job.pk if job else None)
         staging.drop()
+        transaction.on_commit(lambda: cache.delete(project_size_key(project.pk)))
     return ImportResult(imported=imported)
 
 

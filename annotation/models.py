@@ -42,6 +42,11 @@ class Project(models.Model):
         help_text="With randomised exposure: the chance a suggestion is shown for an (item, annotator).",
     )
     seed = models.BigIntegerField(default=0, help_text="Seeds item order and suggestion exposure.")
+    adjudication_rules = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Which disagreements go to an expert, e.g. {"ordinal_distance": 2}; empty uses the kind\'s rules.',
+    )
     qualification_rate = models.FloatField(
         default=0.0,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -188,7 +193,10 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_annotator")]
-        indexes = [models.Index(fields=["project", "annotator", "status"], name="assignment_by_annotator")]
+        # Progress counts, history and "undo last" read one annotator's assignments, newest first.
+        indexes = [
+            models.Index(fields=["project", "annotator", "status", "completed_at"], name="assignment_by_annotator")
+        ]
 
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.status})"

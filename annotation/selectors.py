@@ -84,15 +84,34 @@ class AnnotatorProgress:
         return min(100, round(100 * self.done / self.target)) if self.target else 0
 
 
+PROJECT_SIZE_SECONDS = 60
+
+
+def project_size_key(project_id: int) -> str:
+    return f"concord:project-size:{project_id}"
+
+
+def project_size(*, project: Project) -> tuple[int, int]:
+    """(regular items, annotating members). Shown beside every item, so kept in the cache for a
+    minute: counting a large project's items on each request would cost more than the rest of it."""
+    key = project_size_key(project.pk)
+    found = cache.get(key)
+    if found is None:
+        items = Item.objects.filter(project=project, gold_value__isnull=True).count()
+        annotators = (
+            Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
+            .values("user_id")
+            .distinct()
+            .count()
+        )
+        found = (items, annotators)
+        cache.set(key, found, PROJECT_SIZE_SECONDS)
+    return tuple(found)
+
+
 def annotator_progress(*, project: Project, user) -> AnnotatorProgress:
     done = Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED).count()
-    annotators = (
-        Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
-        .values("user_id")
-        .distinct()
-        .count()
-    )
-    items = Item.objects.filter(project=project, gold_value__isnull=True).count()
+    items, annotators = project_size(project=project)
     return AnnotatorProgress(done=done, target=fair_share(items=items, overlap=project.overlap, annotators=annotators))
 
 

@@ -8,12 +8,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed
 from annotation.importing import file_format
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
+from annotation.selectors import project_size_key
 
 User = get_user_model()
 
@@ -54,7 +56,9 @@ def project_create(
 
 
 def membership_add(*, project: Project, user: Any, role: str) -> Membership:
-    membership, _ = Membership.objects.get_or_create(project=project, user=user, role=role)
+    membership, created = Membership.objects.get_or_create(project=project, user=user, role=role)
+    if created:
+        cache.delete(project_size_key(project.pk))
     return membership
 
 

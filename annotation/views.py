@@ -185,10 +185,11 @@ def _render_item(
 @login_required
 def workspace(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
-    assignment = assignment_claim_next(project=project, user=request.user)
-    if assignment is not None:
-        assignment_open(assignment=assignment)
-    return _render_item(request, project, roles, assignment)
+    return _serve_next(request, project, roles)
+
+
+def _serve_next(request: HttpRequest, project: Project, roles: set[str]) -> HttpResponse:
+    return _render_item(request, project, roles, assignment_claim_next(project=project, user=request.user))
 
 
 @login_required
@@ -217,7 +218,7 @@ def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) 
         return redirect("annotation_history", slug=project.slug)
     if not request.htmx:
         return redirect("workspace", slug=project.slug)
-    return workspace(request, slug)
+    return _serve_next(request, project, roles)
 
 
 @login_required
@@ -232,7 +233,7 @@ def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) ->
         return _render_item(request, project, roles, assignment, errors=errors, status=422)
     if not request.htmx:
         return redirect("workspace", slug=project.slug)
-    return workspace(request, slug)
+    return _serve_next(request, project, roles)
 
 
 @login_required

@@ -194,3 +194,42 @@ CONCORD_TASK_KINDS = [
 ]
 # Import errors listed before the rest are only counted.
 CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))
+
+# --- LLM judges (judges/) ---------------------------------------------------------------------------
+# Pre-annotation by an OpenAI-compatible server (a `vllm serve` GPU host, or OpenAI), in-process
+# vLLM on GPU workers, or a baseline. See docs/gpu-workers.md.
+# Where the `openai` backend sends requests, e.g. http://gpu-1:8000/v1; empty means api.openai.com.
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+# The model run_judge uses when --model is not given.
+JUDGE_MODEL = os.environ.get("JUDGE_MODEL", "")
+# Requests in flight per worker process (run_judge --concurrency overrides it per run).
+JUDGE_CONCURRENCY = int(os.environ.get("JUDGE_CONCURRENCY", "16"))
+JUDGE_REQUEST_TIMEOUT = float(os.environ.get("JUDGE_REQUEST_TIMEOUT", "120"))
+# Tries per request on 429, 5xx, timeouts and dropped connections (exponential backoff with jitter,
+# from JUDGE_RETRY_BASE_SECONDS up to JUDGE_RETRY_MAX_SECONDS), then the chunk is retried later by
+# Celery up to JUDGE_CHUNK_RETRIES times before those items are recorded as failed.
+JUDGE_TRANSPORT_ATTEMPTS = int(os.environ.get("JUDGE_TRANSPORT_ATTEMPTS", "5"))
+JUDGE_RETRY_BASE_SECONDS = float(os.environ.get("JUDGE_RETRY_BASE_SECONDS", "0.5"))
+JUDGE_RETRY_MAX_SECONDS = float(os.environ.get("JUDGE_RETRY_MAX_SECONDS", "30"))
+JUDGE_CHUNK_RETRIES = int(os.environ.get("JUDGE_CHUNK_RETRIES", "5"))
+# Answers per request when the answer is invalid (bad JSON, out of range) before the item is failed.
+JUDGE_PARSE_ATTEMPTS = int(os.environ.get("JUDGE_PARSE_ATTEMPTS", "3"))
+# Items per chunk (one Celery task); 0 means the backend's default (openai 100, vllm 512, baseline 500).
+JUDGE_CHUNK_SIZE = int(os.environ.get("JUDGE_CHUNK_SIZE", "0"))
+# A worker renews its claim on a chunk every 2 s; a claim not renewed for this long is handed out again.
+JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "60"))
+# How often a running run is checked for chunks whose worker vanished.
+JUDGE_WATCH_SECONDS = float(os.environ.get("JUDGE_WATCH_SECONDS", "5"))
+# A chunk claimed this many times without finishing stops its run with the last error.
+JUDGE_CHUNK_MAX_CLAIMS = int(os.environ.get("JUDGE_CHUNK_MAX_CLAIMS", "5"))
+# Extra vllm.LLM arguments on GPU workers, as JSON: {"tensor_parallel_size": 2, "max_model_len": 8192}.
+VLLM_ENGINE_OPTIONS = os.environ.get("VLLM_ENGINE_OPTIONS", "{}")
+# The judge-backend registry (Django's backend pattern, like CONCORD_TASK_KINDS).
+CONCORD_JUDGE_BACKENDS = {
+    "openai": "judges.backends.openai_compat.OpenAIBackend",
+    "vllm": "judges.backends.vllm_local.VllmBackend",
+    "baseline": "judges.backends.baseline.BaselineBackend",
+}
+# In-process vLLM chunks go to GPU workers only: `celery -A config worker -Q gpu` on GPU hosts.
+CELERY_TASK_ROUTES = {"judges.tasks.judge_chunk_gpu_task": {"queue": "gpu"}}

@@ -10,4 +10,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
     path("api/", include("annotation.api_urls")),
     path("", include("annotation.urls")),
+    path("", include("validation.adjudication_urls")),
+    path("", include("judges.urls")),
+    path("", include("validation.urls")),
 ]

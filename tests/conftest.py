@@ -4,6 +4,9 @@ import pytest
 
 # Playwright's sync API runs an event loop; Django's ORM calls from the same thread are still safe here.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# Tests never reach a model or dataset hub: `datasets` only reads the files the tests write.
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(autouse=True)

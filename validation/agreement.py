@@ -4,11 +4,13 @@ Every coefficient comes from a maintained library; this module only shapes the d
 degenerate cases and bootstraps:
 
 - Cohen's kappa (unweighted, linear, quadratic): ``statsmodels.stats.inter_rater.cohens_kappa``.
-- Fleiss' kappa: ``statsmodels.stats.inter_rater.fleiss_kappa`` on ``aggregate_raters``.
+- Fleiss' kappa: ``statsmodels.stats.inter_rater.fleiss_kappa`` on the subjects x categories table
+  that ``aggregate_raters`` builds.
 - Krippendorff's alpha (nominal, ordinal, interval; missing values allowed): ``krippendorff.alpha``.
 - Spearman's rho and Kendall's tau-b: ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau``.
 - Percent agreement: no library offers it for incomplete data; its one-line definition is in
-  :func:`percent_agreement`.
+  :func:`percent_agreement`. Likewise the mean rating (:func:`mean_rating`) and the IntentGrasp
+  random-guess F1 (:func:`random_guess_f1`), which are averages.
 
 A coefficient that the data cannot define (a single rater, no unit with two ratings, every rating in
 one category ...) is ``None`` with a ``reason``: never NaN, never an exception. Bad *arguments*
@@ -18,10 +20,14 @@ Conventions
 -----------
 - A *ratings array* is 2-D, units in rows and raters in columns; ``None`` or NaN is a missing rating.
 - A *record* is ``(unit, rater, value)`` (e.g. :class:`Rating`); ``value`` ``None`` or NaN is missing.
-- The scale is the set of observed values. ``ordinal`` and ``interval`` need real numbers; ``nominal``
-  takes strings or numbers (not both in one dimension).
+- The scale is the set of observed values, or the categories given (a task kind's fixed scale, so
+  that weights and matrices keep categories nobody used). ``ordinal`` and ``interval`` need real
+  numbers; ``nominal`` takes strings or numbers (not both in one dimension).
 - Units with no rating at all and raters who gave none are left out: they carry no information for
   any coefficient, and counting them would only change what "complete data" means.
+- A *reference* rater (an LLM judge) is compared with the others: Spearman and Kendall between the
+  mean of the others and the reference, Cohen's kappa between the others' majority and the
+  reference. Whether it also counts as a rater in the agreement coefficients is an option.
 """
 
 from __future__ import annotations
@@ -30,9 +36,13 @@ import csv
 import io
 import math
 import numbers
+import os
+import threading
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal, NamedTuple, get_args
 
 import krippendorff
@@ -47,15 +57,26 @@ __all__ = [
     "BootstrapSettings",
     "CohenKappa",
     "ConfidenceInterval",
+    "ConfusionMatrix",
     "CorrelationResult",
     "DimensionAgreement",
+    "DimensionInput",
+    "ExposureComparison",
+    "JointAgreement",
     "Level",
     "Rating",
+    "ReferenceAgreement",
     "cohen_kappa",
+    "confusion_matrix",
     "dimension_agreement",
+    "exposure_comparison",
     "fleiss_kappa",
+    "joint_agreement",
     "krippendorff_alpha",
+    "mean_rating",
     "percent_agreement",
+    "percentile_interval",
+    "random_guess_f1",
     "rank_correlation",
     "render_csv",
     "render_latex",
@@ -85,8 +106,17 @@ NO_OTHER_RATER = "there is no rater other than the reference"
 TOO_FEW_PAIRS = "needs at least 3 units rated by the reference and by another rater; found {n}"
 CONSTANT = "the {which} is constant over the paired units, so the correlation is undefined"
 NO_RATINGS = "there are no ratings"
+NO_MAJORITY_PAIRS = "no unit has both a reference rating and a majority among the other raters"
+NO_EXPOSURE_PAIRS = "no rating made with the suggestion {which} has a reference rating to compare with"
+NOT_IN_CATEGORIES = "{where}: {value!r} is not one of the categories {categories}"
 
 PERCENTILE_METHOD = "percentile bootstrap over units (resampled with replacement)"
+
+#: Threads for bootstrapping large data: NumPy and the libraries release the GIL inside their array
+#: work, so resamples run side by side. Results do not depend on it (see ``_run``).
+BOOTSTRAP_THREADS = min(8, os.cpu_count() or 1)
+#: Below this many units a resample is too quick for threads to pay off.
+THREADED_FROM_UNITS = 5_000
 
 
 class Rating(NamedTuple):
@@ -104,7 +134,7 @@ class ConfidenceInterval(NamedTuple):
 
 @dataclass(frozen=True, kw_only=True)
 class AgreementResult:
-    """One agreement coefficient.
+    """One agreement coefficient (or another statistic of the ratings).
 
     Attributes
     ----------
@@ -150,6 +180,17 @@ class CohenKappa:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReferenceAgreement:
+    """The other raters' majority against the reference rater, over units where both exist.
+
+    A unit whose other raters tie for the most frequent value has no majority and is left out.
+    """
+
+    percent_agreement: AgreementResult
+    cohen_kappa: CohenKappa
+
+
+@dataclass(frozen=True, kw_only=True)
 class BootstrapSettings:
     n_resamples: int
     seed: int
@@ -157,19 +198,97 @@ class BootstrapSettings:
     method: str = PERCENTILE_METHOD
 
 
+@dataclass(frozen=True, kw_only=True)
+class DimensionInput:
+    """One dimension's ratings for :func:`joint_agreement`.
+
+    Attributes
+    ----------
+    ratings : array_like, shape (n_units, n_raters)
+        Every dimension given together has the same units (rows) and raters (columns); None or NaN
+        is a missing rating.
+    level : {'nominal', 'ordinal', 'interval'}
+    categories : sequence, optional
+        The fixed scale in order (e.g. 0, 1, 2). Unobserved categories then still count for the
+        weighted kappas and the confusion matrices; a rating outside them is an error.
+    """
+
+    ratings: npt.ArrayLike
+    level: Level
+    categories: Sequence[Any] = ()
+
+
 # -- coding ratings into a matrix ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class _Coded:
-    """Ratings as category codes: ``codes[i, j]`` indexes ``domain`` (sorted), NaN when missing."""
+    """Ratings as category codes: ``codes[i, j]`` indexes ``domain``, NaN when missing.
 
-    codes: npt.NDArray[np.float64]
-    domain: npt.NDArray[Any]
-    level: Level
+    The per-unit category counts and agreeing-pair counts are computed once; a resample
+    (:meth:`take`) slices them instead of recounting, which is what keeps a 1,000-resample
+    bootstrap over 100,000 units within seconds.
+    """
+
+    def __init__(
+        self,
+        codes: npt.NDArray[np.float64] | None,
+        domain: npt.NDArray[Any],
+        level: Level,
+        *,
+        parent: _Coded | None = None,
+        rows: npt.NDArray[np.intp] | None = None,
+    ) -> None:
+        self.domain = domain
+        self.level = level
+        self._parent = parent
+        self._rows = rows
+        # Intermediate results several measures share (the majority pairs, the correlation inputs).
+        self.memo: dict[Hashable, Any] = {}
+        if codes is not None:
+            self.codes = codes
 
     def take(self, rows: npt.NDArray[np.intp]) -> _Coded:
-        return _Coded(self.codes[rows], self.domain, self.level)
+        return _Coded(None, self.domain, self.level, parent=self, rows=rows)
+
+    @cached_property
+    def codes(self) -> npt.NDArray[np.float64]:
+        assert self._parent is not None and self._rows is not None
+        return self._parent.codes[self._rows]
+
+    @cached_property
+    def n_raters(self) -> int:
+        return self._parent.n_raters if self._parent is not None else int(self.codes.shape[1])
+
+    @cached_property
+    def n_units(self) -> int:
+        return len(self._rows) if self._rows is not None else int(self.codes.shape[0])
+
+    @cached_property
+    def counts(self) -> npt.NDArray[np.int64]:
+        """Units x categories: how many raters put each unit in each category."""
+        if self._parent is not None:
+            return self._parent.counts[self._rows]
+        # A small integer type: resamples gather these rows, and narrower rows gather faster.
+        dtype = np.int16 if self.n_raters < np.iinfo(np.int16).max else np.int64
+        k = len(self.domain)
+        rows, cols = np.nonzero(~np.isnan(self.codes))
+        flat = rows * k + self.codes[rows, cols].astype(np.intp)
+        return np.bincount(flat, minlength=self.n_units * k).reshape(self.n_units, k).astype(dtype)
+
+    @cached_property
+    def rated(self) -> npt.NDArray[np.int64]:
+        """Ratings per unit."""
+        if self._parent is not None:
+            return self._parent.rated[self._rows]
+        return self.counts.sum(axis=1, dtype=np.int64)
+
+    @cached_property
+    def agreeing_pairs(self) -> npt.NDArray[np.int64]:
+        """Ordered pairs of raters who agree, per unit: sum_j n_ij (n_ij - 1)."""
+        if self._parent is not None:
+            return self._parent.agreeing_pairs[self._rows]
+        counts = self.counts.astype(np.int64)
+        return (counts * (counts - 1)).sum(axis=1)
 
     @property
     def values(self) -> npt.NDArray[np.float64]:
@@ -205,27 +324,75 @@ def _checked_value(value: object, level: Level, where: str) -> Value:
     raise ValueError(f"{where}: a rating must be a string or a real number; got {type(value).__name__}")
 
 
-def _code(values: Sequence[Value], shape: tuple[int, int], level: Level) -> _Coded:
-    present = [v for v in values if v is not None]
-    kinds = {isinstance(v, str) for v in present}
+def _domain(present: Sequence[Value], categories: Sequence[Any]) -> npt.NDArray[Any]:
+    kinds = {isinstance(v, str) for v in present} | {isinstance(c, str) for c in categories}
     if len(kinds) > 1:
         raise ValueError("ratings mix strings and numbers; a dimension needs one kind")
+    if categories:
+        # The given order is the scale's order; strings keep it, numbers are sorted by value.
+        if kinds == {True}:
+            return np.array(list(dict.fromkeys(categories)), dtype=object)
+        return np.unique(np.asarray(categories, dtype=float))
     if kinds == {True}:
-        domain: npt.NDArray[Any] = np.array(sorted(set(present)), dtype=object)
-    else:
-        domain = np.unique(np.asarray(present, dtype=float))
+        return np.array(sorted(set(present)), dtype=object)
+    return np.unique(np.asarray(present, dtype=float))
+
+
+def _code(values: Sequence[Value], shape: tuple[int, int], level: Level, categories: Sequence[Any] = ()) -> _Coded:
+    present = [v for v in values if v is not None]
+    domain = _domain(present, categories)
     index = {v: i for i, v in enumerate(domain.tolist())}
-    codes = np.array([np.nan if v is None else index[v] for v in values], dtype=float).reshape(shape)
+    codes = np.full(len(values), np.nan)
+    for position, value in enumerate(values):
+        if value is None:
+            continue
+        code = index.get(value)
+        if code is None:
+            where = f"ratings[{position // shape[1]}, {position % shape[1]}]"
+            raise ValueError(NOT_IN_CATEGORIES.format(where=where, value=value, categories=list(categories)))
+        codes[position] = code
+    return _Coded(codes.reshape(shape), domain, level)
+
+
+def _coded_numeric(array: npt.NDArray[Any], level: Level, categories: Sequence[Any]) -> _Coded:
+    """Vectorised coding of a numeric array: the path large projects take."""
+    values = array.astype(float)
+    present = ~np.isnan(values)
+    infinite = present & ~np.isfinite(values)
+    if infinite.any():
+        i, j = np.argwhere(infinite)[0]
+        raise ValueError(f"ratings[{i}, {j}]: {values[i, j]!r} is not a finite number")
+    if categories:
+        domain = _domain([], categories)
+        if domain.dtype == object:
+            raise ValueError("ratings mix strings and numbers; a dimension needs one kind")
+        found = np.searchsorted(domain, values[present])
+        found = np.minimum(found, len(domain) - 1)
+        outside = domain[found] != values[present]
+        if outside.any():
+            i, j = np.argwhere(present)[np.flatnonzero(outside)[0]]
+            where = f"ratings[{i}, {j}]"
+            raise ValueError(NOT_IN_CATEGORIES.format(where=where, value=values[i, j], categories=list(categories)))
+        inverse = found
+    else:
+        domain, inverse = np.unique(values[present], return_inverse=True)
+    codes = np.full(values.shape, np.nan)
+    codes[present] = inverse
     return _Coded(codes, domain, level)
 
 
-def _coded_from_array(ratings: npt.ArrayLike, level: Level) -> _Coded:
-    array = np.asarray(ratings, dtype=object)
+def _coded_from_array(ratings: npt.ArrayLike, level: Level, categories: Sequence[Any] = ()) -> _Coded:
+    array = np.asarray(ratings)
     if array.ndim != 2:
         raise ValueError(f"ratings must be 2-D (units x raters); got {array.ndim} dimension(s)")
+    if array.dtype.kind == "b":
+        raise ValueError("ratings[0, 0]: booleans are not ratings; use 0/1 or strings")
+    if array.dtype.kind in "fiu":
+        return _coded_numeric(array, level, categories)
+    array = array.astype(object)
     n_units, n_raters = array.shape
     values = [_checked_value(array[i, j], level, f"ratings[{i}, {j}]") for i in range(n_units) for j in range(n_raters)]
-    return _code(values, (n_units, n_raters), level)
+    return _code(values, (n_units, n_raters), level, categories)
 
 
 @dataclass(frozen=True)
@@ -265,10 +432,20 @@ def _table_from_records(records: Iterable[Rating | tuple[Hashable, Hashable, Val
 # -- the measures on coded matrices ---------------------------------------------------------------
 
 _Estimate = tuple[float | None, int, str | None]  # statistic, n_units, reason
+_CorrelationEstimate = tuple[float | None, float | None, int, str | None]  # statistic, p, n_units, reason
+
+
+_BARE = threading.local()
 
 
 def _quietly(compute: Callable[[], float]) -> tuple[float | None, str | None]:
     """Run a library call with its warnings caught; a non-finite result becomes None with a reason."""
+    if getattr(_BARE, "on", False):
+        # Inside a bootstrap worker: only the number matters, and catch_warnings is not thread-safe
+        # (the caller silences warnings once, around all workers).
+        with np.errstate(all="ignore"):
+            value = float(compute())
+        return (value, None) if math.isfinite(value) else (None, "undefined for these data")
     with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
         warnings.simplefilter("always")
         value = float(compute())
@@ -278,106 +455,107 @@ def _quietly(compute: Callable[[], float]) -> tuple[float | None, str | None]:
     return None, f"undefined for these data ({detail})"
 
 
-def _category_counts(coded: _Coded) -> npt.NDArray[np.int_]:
-    """Units x categories: how many raters put each unit in each category."""
-    counts = np.zeros((coded.codes.shape[0], len(coded.domain)), dtype=int)
-    rows, cols = np.nonzero(~np.isnan(coded.codes))
-    np.add.at(counts, (rows, coded.codes[rows, cols].astype(np.intp)), 1)
-    return counts
-
-
 def _percent_agreement(coded: _Coded) -> _Estimate:
-    counts = _category_counts(coded)
-    n_i = counts.sum(axis=1)
+    n_i = coded.rated
     pairable = n_i >= 2
-    if not pairable.any():
+    n_pairable = int(np.count_nonzero(pairable))
+    if not n_pairable:
         return None, 0, NO_PAIRABLE_UNITS
-    agreeing_pairs = (counts[pairable] * (counts[pairable] - 1)).sum(axis=1)
-    all_pairs = n_i[pairable] * (n_i[pairable] - 1)
-    return float(np.mean(agreeing_pairs / all_pairs)), int(pairable.sum()), None
+    shares = coded.agreeing_pairs[pairable] / (n_i[pairable] * (n_i[pairable] - 1))
+    return float(shares.mean()), n_pairable, None
 
 
 def _fleiss(coded: _Coded) -> _Estimate:
-    n_units, n_raters = coded.codes.shape
+    n_units, n_raters = coded.n_units, coded.n_raters
     if n_raters < 2:
         return None, 0, NEEDS_RATERS.format(n=n_raters)
-    incomplete = int(np.isnan(coded.codes).any(axis=1).sum())
+    incomplete = int(np.count_nonzero(coded.rated < n_raters))
     if incomplete:
         return None, 0, INCOMPLETE.format(k=incomplete, n=n_units, m=n_raters)
-    table, _ = inter_rater.aggregate_raters(coded.codes.astype(np.intp), n_cat=len(coded.domain))
+    # The units x categories counts are the table aggregate_raters builds from complete data (a test
+    # checks it); reusing them spares a recount per bootstrap resample.
+    table = coded.counts
     if np.count_nonzero(table.sum(axis=0)) < 2:
         return None, n_units, ONE_CATEGORY
     value, reason = _quietly(lambda: inter_rater.fleiss_kappa(table, method="fleiss"))
     return value, n_units, reason
 
 
+def _kappa_scores(coded: _Coded) -> npt.NDArray[np.float64]:
+    # Category scores: ranks at the ordinal level (as Stata's kap without `absolute` and R's irr::kappa2 do),
+    # the values themselves at the interval level. statsmodels turns them into Cicchetti-Allison
+    # (|s_i - s_j| / range) or Fleiss-Cohen ((s_i - s_j)^2 / range^2) disagreement weights.
+    if coded.level == "ordinal":
+        return np.arange(len(coded.domain), dtype=float)
+    return coded.domain.astype(float)
+
+
+def _kappa_from_pairs(
+    first: npt.NDArray[np.intp], second: npt.NDArray[np.intp], coded: _Coded, weighting: Weighting
+) -> _Estimate:
+    """Cohen's kappa on the contingency table of paired category codes."""
+    if weighting != "unweighted" and coded.level == "nominal":
+        return None, 0, NOMINAL_WEIGHTS
+    k = len(coded.domain)
+    table = np.bincount(first * k + second, minlength=k * k).reshape(k, k).astype(float)
+    return _table_kappa(table, coded, weighting)
+
+
 def _cohen(coded: _Coded, weighting: Weighting) -> _Estimate:
-    n_raters = coded.codes.shape[1]
+    n_raters = coded.n_raters
     if n_raters != 2:
         return None, 0, NEEDS_TWO_RATERS.format(n=n_raters)
     if weighting != "unweighted" and coded.level == "nominal":
         return None, 0, NOMINAL_WEIGHTS
-    shared = ~np.isnan(coded.codes).any(axis=1)
-    n_shared = int(shared.sum())
-    if n_shared == 0:
+    shared = coded.rated == 2
+    if not shared.any():
         return None, 0, NO_SHARED_UNITS
     first, second = coded.codes[shared].astype(np.intp).T
-    k = len(coded.domain)
-    table = np.zeros((k, k))
-    np.add.at(table, (first, second), 1)
-    if np.count_nonzero(table.sum(axis=0) + table.sum(axis=1)) < 2:
-        return None, n_shared, ONE_CATEGORY
-    if weighting == "unweighted":
-        value, reason = _quietly(lambda: inter_rater.cohens_kappa(table, return_results=False))
-    else:
-        # Category scores: ranks at the ordinal level (as Stata's kap without `absolute` and R's irr::kappa2 do), the
-        # values themselves at the interval level. statsmodels turns them into Cicchetti-Allison
-        # (|s_i - s_j| / range) or Fleiss-Cohen ((s_i - s_j)^2 / range^2) disagreement weights.
-        scores = np.arange(k, dtype=float) if coded.level == "ordinal" else coded.domain.astype(float)
-        value, reason = _quietly(
-            lambda: inter_rater.cohens_kappa(table, weights=scores, wt=weighting, return_results=False)
-        )
-    return value, n_shared, reason
+    return _kappa_from_pairs(first, second, coded, weighting)
 
 
 def _alpha(coded: _Coded) -> _Estimate:
-    present = ~np.isnan(coded.codes)
-    pairable = present.sum(axis=1) >= 2
-    n_pairable = int(pairable.sum())
+    counts = coded.counts
+    pairable = coded.rated >= 2
+    n_pairable = int(np.count_nonzero(pairable))
     if n_pairable == 0:
         return None, 0, NO_PAIRABLE_UNITS
-    if np.unique(coded.codes[pairable][present[pairable]]).size < 2:
+    if np.count_nonzero(pairable.astype(np.int64) @ counts) < 2:
         return None, n_pairable, ONE_CATEGORY_ALPHA
-    if coded.level == "interval":
-        data, domain = coded.values.T, coded.domain.astype(float)
-    else:
-        # Codes keep the order of the sorted domain, which is all the nominal and ordinal metrics use;
-        # a fixed domain also keeps bootstrap resamples on the full data's scale.
-        data, domain = coded.codes.T, np.arange(len(coded.domain), dtype=float)
+    # Codes keep the order of the sorted domain, which is all the nominal and ordinal metrics use;
+    # the interval metric needs the values. A fixed domain keeps bootstrap resamples on the full
+    # data's scale. Units with fewer than two ratings add nothing to the coincidences, so all rows go
+    # in as they are (filtering them would only cost a copy).
+    domain = coded.domain.astype(float) if coded.level == "interval" else np.arange(len(coded.domain), dtype=float)
     value, reason = _quietly(
-        lambda: krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=coded.level)
+        lambda: krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=coded.level)
     )
     return value, n_pairable, reason
 
 
 def _correlation(
     coded: _Coded, reference: int | None, method: CorrelationMethod, reference_name: Hashable = None
-) -> tuple[float | None, float | None, int, str | None]:
+) -> _CorrelationEstimate:
     if coded.level == "nominal":
         return None, None, 0, NOMINAL_CORRELATION
     if reference is None:
         return None, None, 0, NO_REFERENCE.format(ref=reference_name)
-    values = coded.values
-    ref = values[:, reference]
-    others = np.delete(values, reference, axis=1)
-    if others.shape[1] == 0:
+    key = ("correlation-pairs", reference)
+    if key not in coded.memo:
+        values = coded.values
+        others = np.delete(values, reference, axis=1)
+        paired = ~np.isnan(values[:, reference]) & ~np.isnan(others).all(axis=1) if others.shape[1] else None
+        coded.memo[key] = (
+            (others.shape[1], None, None)
+            if paired is None
+            else (others.shape[1], np.nanmean(others[paired], axis=1), values[paired, reference])
+        )
+    n_others, mean_others, ref = coded.memo[key]
+    if n_others == 0:
         return None, None, 0, NO_OTHER_RATER
-    paired = ~np.isnan(ref) & ~np.isnan(others).all(axis=1)
-    n = int(paired.sum())
+    n = len(ref)
     if n < 3:
         return None, None, n, TOO_FEW_PAIRS.format(n=n)
-    mean_others = np.nanmean(others[paired], axis=1)
-    ref = ref[paired]
     if np.ptp(mean_others) == 0:
         return None, None, n, CONSTANT.format(which="mean of the other raters")
     if np.ptp(ref) == 0:
@@ -390,6 +568,54 @@ def _correlation(
     if not math.isfinite(statistic):
         return None, None, n, "undefined for these data (the library returned a non-finite value)"
     return statistic, (pvalue if math.isfinite(pvalue) else None), n, None
+
+
+def _majority_pairs(
+    coded: _Coded, reference: int | None
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], str | None]:
+    """(majority code of the other raters, reference code) over units that have both."""
+    key = ("majority-pairs", reference)
+    if key not in coded.memo:
+        coded.memo[key] = _compute_majority_pairs(coded, reference)
+    return coded.memo[key]
+
+
+def _compute_majority_pairs(
+    coded: _Coded, reference: int | None
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], str | None]:
+    empty = np.zeros(0, dtype=np.intp)
+    if reference is None:
+        return empty, empty, "no reference"
+    if coded.n_raters < 2:
+        return empty, empty, NO_OTHER_RATER
+    ref = coded.codes[:, reference]
+    has_ref = ~np.isnan(ref)
+    others = coded.counts.copy()
+    rows = np.flatnonzero(has_ref)
+    others[rows, ref[rows].astype(np.intp)] -= 1
+    top = others.max(axis=1)
+    # A tie for the most frequent value is no majority: the unit is left out, not broken at random.
+    unique_top = np.count_nonzero(others == top[:, None], axis=1) == 1
+    usable = has_ref & (top > 0) & unique_top
+    if not usable.any():
+        return empty, empty, NO_MAJORITY_PAIRS
+    return others[usable].argmax(axis=1).astype(np.intp), ref[usable].astype(np.intp), None
+
+
+def _majority_agreement(coded: _Coded, reference: int | None, reference_name: Hashable = None) -> _Estimate:
+    majority, ref, reason = _majority_pairs(coded, reference)
+    if reason is not None:
+        return None, 0, NO_REFERENCE.format(ref=reference_name) if reason == "no reference" else reason
+    return float(np.mean(majority == ref)), len(ref), None
+
+
+def _majority_kappa(
+    coded: _Coded, reference: int | None, weighting: Weighting, reference_name: Hashable = None
+) -> _Estimate:
+    majority, ref, reason = _majority_pairs(coded, reference)
+    if reason is not None:
+        return None, 0, NO_REFERENCE.format(ref=reference_name) if reason == "no reference" else reason
+    return _kappa_from_pairs(majority, ref, coded, weighting)
 
 
 # -- public per-measure functions on ratings arrays ----------------------------------------------
@@ -584,6 +810,355 @@ def rank_correlation(
     return CorrelationResult(statistic=statistic, pvalue=pvalue, n_units=n, method=_METHODS[method], reason=reason)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ConfusionMatrix:
+    """Counts of rating pairs: ``counts[i][j]`` pairs with the row value ``categories[i]`` and the
+    column value ``categories[j]``.
+
+    ``rows`` and ``columns`` say whose ratings they are: two raters; the majority of the other raters
+    and the reference; or, with more than two raters, every ordered pair of different raters on a
+    unit (so the matrix is symmetric and each unordered pair counts twice).
+    """
+
+    categories: tuple[Any, ...]
+    counts: tuple[tuple[int, ...], ...]
+    rows: str
+    columns: str
+    n_pairs: int
+
+
+def confusion_matrix(
+    ratings: npt.ArrayLike,
+    *,
+    level: Level = "nominal",
+    reference: int | None = None,
+    categories: Sequence[Any] = (),
+    raters: Sequence[str] = (),
+) -> ConfusionMatrix:
+    """The matrix of paired ratings behind a kappa.
+
+    Parameters
+    ----------
+    ratings : array_like, shape (n_units, n_raters)
+        None or NaN for a missing rating.
+    level : {'nominal', 'ordinal', 'interval'}
+    reference : int, optional
+        Column of a reference rater: rows are then the other raters' majority (units where they tie
+        are left out) and columns the reference.
+    categories : sequence, optional
+        Rows and columns in this order, unobserved ones included; default the observed values.
+    raters : sequence of str, optional
+        Rater names for the ``rows`` and ``columns`` labels.
+
+    Returns
+    -------
+    ConfusionMatrix
+    """
+    level = _level_iv(level)
+    coded = _coded_from_array(ratings, level, categories)
+    names = list(raters) or [f"rater {j + 1}" for j in range(coded.n_raters)]
+    k = len(coded.domain)
+    if reference is not None:
+        if not 0 <= reference < coded.n_raters:
+            raise ValueError(f"reference must be a column index in [0, {coded.n_raters}); got {reference!r}")
+        majority, ref, _ = _majority_pairs(coded, reference)
+        table = np.bincount(majority * k + ref, minlength=k * k).reshape(k, k)
+        rows, columns = "majority of the other raters", names[reference]
+    elif coded.n_raters == 2:
+        shared = coded.rated == 2
+        first, second = coded.codes[shared].astype(np.intp).T
+        table = np.bincount(first * k + second, minlength=k * k).reshape(k, k)
+        rows, columns = names[0], names[1]
+    else:
+        counts = coded.counts
+        table = counts.T @ counts - np.diag(counts.sum(axis=0))
+        rows = columns = "every ordered pair of raters on a unit"
+    domain = tuple(v if isinstance(v, str) else _plain_number(v) for v in coded.domain.tolist())
+    return ConfusionMatrix(
+        categories=domain,
+        counts=tuple(tuple(int(c) for c in row) for row in table),
+        rows=rows,
+        columns=columns,
+        n_pairs=int(table.sum()),
+    )
+
+
+def _plain_number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def mean_rating(
+    ratings: npt.ArrayLike,
+    *,
+    mask: npt.ArrayLike | None = None,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    method: str = "mean of the ratings",
+) -> AgreementResult:
+    """The mean of all ratings (e.g. a pass rate, or human F1), with a bootstrap CI over units.
+
+    Parameters
+    ----------
+    ratings : array_like, shape (n_units, n_raters)
+        Numeric ratings; None or NaN for a missing rating.
+    mask : array_like of bool, same shape, optional
+        Only these cells count (e.g. the failure category among Fail verdicts only).
+    bootstrap, seed, confidence_level
+        As for :func:`dimension_agreement`; units are resampled with their raters' ratings.
+    method : str
+        What the mean is, for the result's ``method``.
+
+    Returns
+    -------
+    AgreementResult
+        ``n_units`` counts units with at least one counted rating.
+    """
+    _bootstrap_iv(bootstrap, seed, confidence_level)
+    values = np.asarray(ratings, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"ratings must be 2-D (units x raters); got {values.ndim} dimension(s)")
+    present = ~np.isnan(values)
+    if mask is not None:
+        present &= np.asarray(mask, dtype=bool)
+    sums = np.where(present, values, 0.0).sum(axis=1)
+    counted = present.sum(axis=1)
+    units = counted > 0
+    n_units = int(units.sum())
+    if not n_units:
+        return AgreementResult(statistic=None, n_units=0, method=method, reason=NO_RATINGS)
+    sums, counted = sums[units], counted[units]
+    statistic = float(sums.sum() / counted.sum())
+    interval, n_used, settings = None, None, None
+    if bootstrap:
+        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
+        rng = np.random.default_rng(seed)
+        draws = np.empty(bootstrap)
+        for b in range(bootstrap):
+            rows = rng.integers(0, n_units, size=n_units)
+            draws[b] = sums[rows].sum() / counted[rows].sum()
+        interval, n_used = percentile_interval(list(draws), settings), bootstrap
+    return AgreementResult(
+        statistic=statistic, n_units=n_units, method=method, confidence_interval=interval, n_resamples=n_used
+    )
+
+
+def random_guess_f1(correct: npt.ArrayLike, options: npt.ArrayLike) -> AgreementResult:
+    """Expected F1 of guessing one option at random, averaged over instances (IntentGrasp, App. A.3).
+
+    A random single guess on an instance with ``v`` correct answers among ``u`` options is right
+    with probability v/u, and then has precision 1 and recall 1/v, so F1 2/(1+v); otherwise F1 is 0.
+    The baseline is :math:`\\frac{1}{N}\\sum_i (v_i/u_i) \\cdot 2/(1+v_i)`.
+
+    Parameters
+    ----------
+    correct : array_like of int
+        Correct answers per instance (v >= 1).
+    options : array_like of int
+        Options per instance (u >= v).
+
+    Returns
+    -------
+    AgreementResult
+        ``n_units`` is N, the number of instances.
+
+    References
+    ----------
+    IntentGrasp (paper 002), Appendix A.3, "Estimated Random-Guess Performance": 15.2% on All Set.
+    """
+    v = np.asarray(correct, dtype=float)
+    u = np.asarray(options, dtype=float)
+    if v.shape != u.shape or v.ndim != 1:
+        raise ValueError("correct and options must be 1-D and of one length")
+    if np.any(v < 1) or np.any(u < v):
+        raise ValueError("each instance needs 1 <= correct answers <= options")
+    method = "random single-option guess: mean of (v/u) * 2/(1+v) over instances (IntentGrasp App. A.3)"
+    if not len(v):
+        return AgreementResult(statistic=None, n_units=0, method=method, reason=NO_RATINGS)
+    return AgreementResult(statistic=float(np.mean(v / u * 2 / (1 + v))), n_units=len(v), method=method)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExposureComparison:
+    """Agreement of raters with a reference (an LLM suggestion) when they could see it and when not.
+
+    For each group, Cohen's kappa and percent agreement over the pooled (rating, reference) pairs;
+    the differences are shown minus hidden, so anchoring shows as a positive difference.
+    """
+
+    kappa_shown: AgreementResult
+    kappa_hidden: AgreementResult
+    kappa_difference: AgreementResult
+    agreement_shown: AgreementResult
+    agreement_hidden: AgreementResult
+    agreement_difference: AgreementResult
+    n_pairs_shown: int
+    n_pairs_hidden: int
+    weighting: str
+    bootstrap: BootstrapSettings | None = None
+
+
+def exposure_comparison(
+    ratings: npt.ArrayLike,
+    reference: npt.ArrayLike,
+    visible: npt.ArrayLike,
+    *,
+    level: Level,
+    weighting: Weighting = "unweighted",
+    categories: Sequence[Any] = (),
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> ExposureComparison:
+    """Human-vs-reference agreement with the reference's suggestion shown vs hidden (anchoring).
+
+    Parameters
+    ----------
+    ratings : array_like, shape (n_units, n_raters)
+        The raters' ratings; None or NaN for missing.
+    reference : array_like, shape (n_units,)
+        The reference rating per unit (the LLM suggestion); None or NaN for none.
+    visible : array_like, shape (n_units, n_raters)
+        1 where the rater saw the suggestion, 0 where it was hidden, anything else for not recorded
+        (those ratings are left out).
+    level : {'nominal', 'ordinal', 'interval'}
+    weighting : {'unweighted', 'linear', 'quadratic'}
+        Kappa weights; weighted kappa needs an ordinal or interval level.
+    categories : sequence, optional
+        The fixed scale (see :class:`DimensionInput`).
+    bootstrap, seed, confidence_level
+        Units are resampled with all their pairs, so the two groups and their difference come from
+        the same resamples; each pair's weight is its unit's multiplicity in the resample.
+
+    Returns
+    -------
+    ExposureComparison
+
+    Notes
+    -----
+    When exposure is randomised per (item, annotator), the difference estimates the suggestion's
+    effect on agreement with it. Kappa here pools all raters' pairs into one rater-vs-reference
+    table (Cohen 1960, 1968) computed by ``statsmodels.stats.inter_rater.cohens_kappa``.
+    """
+    level = _level_iv(level)
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}; got {weighting!r}")
+    _bootstrap_iv(bootstrap, seed, confidence_level)
+    human = np.asarray(ratings)
+    ref = np.asarray(reference).reshape(-1, 1)
+    shown = np.asarray(visible)
+    if human.ndim != 2 or ref.shape[0] != human.shape[0] or shown.shape != human.shape:
+        raise ValueError("ratings (units x raters), reference (units) and visible (units x raters) must align")
+    coded = _coded_from_array(np.hstack([human, ref]), level, categories)
+    codes = coded.codes
+    ref_codes = codes[:, -1]
+    pair = ~np.isnan(codes[:, :-1]) & ~np.isnan(ref_codes)[:, None]
+    groups = {"shown": pair & (shown == 1), "hidden": pair & (shown == 0)}
+    k = len(coded.domain)
+    unit_of, first, second, group_of = [], [], [], []
+    for g, cells in enumerate(groups.values()):
+        u, r = np.nonzero(cells)
+        unit_of.append(u)
+        first.append(codes[u, r].astype(np.intp))
+        second.append(ref_codes[u].astype(np.intp))
+        group_of.append(np.full(len(u), g))
+    units = np.concatenate(unit_of)
+    cell = np.concatenate(group_of) * k * k + np.concatenate(first) * k + np.concatenate(second)
+    n_pairs = [int(np.count_nonzero(cells)) for cells in groups.values()]
+
+    def estimate(weights: npt.NDArray[np.float64]) -> dict[str, float | None]:
+        tables = np.bincount(cell, weights=weights, minlength=2 * k * k).reshape(2, k, k)
+        out: dict[str, float | None] = {}
+        for g, name in enumerate(groups):
+            table = tables[g]
+            total = table.sum()
+            out[f"agreement_{name}"] = float(np.trace(table) / total) if total else None
+            out[f"kappa_{name}"] = _table_kappa(table, coded, weighting)[0] if total else None
+        for what in ("kappa", "agreement"):
+            a, b = out[f"{what}_shown"], out[f"{what}_hidden"]
+            out[f"{what}_difference"] = None if a is None or b is None else a - b
+        return out
+
+    point = estimate(np.ones(len(cell)))
+    reasons = {
+        "agreement_shown": None if n_pairs[0] else NO_EXPOSURE_PAIRS.format(which="shown"),
+        "agreement_hidden": None if n_pairs[1] else NO_EXPOSURE_PAIRS.format(which="hidden"),
+    }
+    reasons["kappa_shown"] = reasons["agreement_shown"] or _table_kappa_reason(cell, 0, k, coded, weighting)
+    reasons["kappa_hidden"] = reasons["agreement_hidden"] or _table_kappa_reason(cell, 1, k, coded, weighting)
+    for what in ("kappa", "agreement"):
+        reasons[f"{what}_difference"] = reasons[f"{what}_shown"] or reasons[f"{what}_hidden"]
+
+    settings, intervals = None, {}
+    if bootstrap and len(cell):
+        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
+        rng = np.random.default_rng(seed)
+        n_units = human.shape[0]
+        draws: dict[str, list[float]] = {key: [] for key, value in point.items() if value is not None}
+        for _ in range(bootstrap):
+            multiplicity = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
+            resample = estimate(multiplicity[units].astype(float))
+            for key in draws:
+                if resample[key] is not None:
+                    draws[key].append(resample[key])  # type: ignore[arg-type]
+        intervals = {key: (percentile_interval(values, settings), len(values)) for key, values in draws.items()}
+
+    weight_name = "unweighted" if weighting == "unweighted" else f"{weighting} weights"
+
+    def result(key: str) -> AgreementResult:
+        n = n_pairs[0] if key.endswith("shown") else n_pairs[1] if key.endswith("hidden") else min(n_pairs)
+        measure = "Cohen's kappa, " + weight_name if key.startswith("kappa") else "percent agreement"
+        interval, used = intervals.get(key, (None, None))
+        return AgreementResult(
+            statistic=point[key],
+            n_units=n,
+            method=f"{measure} of ratings with the reference, suggestion {key.split('_')[1]}",
+            reason=None if point[key] is not None else reasons[key] or "undefined for these data",
+            confidence_interval=interval,
+            n_resamples=used,
+        )
+
+    return ExposureComparison(
+        **{key: result(key) for key in point},
+        n_pairs_shown=n_pairs[0],
+        n_pairs_hidden=n_pairs[1],
+        weighting=weighting,
+        bootstrap=settings,
+    )
+
+
+def _table_kappa(table: npt.NDArray[np.float64], coded: _Coded, weighting: Weighting) -> _Estimate:
+    if weighting != "unweighted" and coded.level == "nominal":
+        return None, 0, NOMINAL_WEIGHTS
+    if np.count_nonzero(table.sum(axis=0) + table.sum(axis=1)) < 2:
+        return None, int(table.sum()), ONE_CATEGORY
+    if weighting == "unweighted":
+        value, reason = _quietly(lambda: inter_rater.cohens_kappa(table, return_results=False))
+    else:
+        scores = _kappa_scores(coded)
+        value, reason = _quietly(
+            lambda: inter_rater.cohens_kappa(table, weights=scores, wt=weighting, return_results=False)
+        )
+    return value, int(table.sum()), reason
+
+
+def _table_kappa_reason(
+    cell: npt.NDArray[np.intp], group: int, k: int, coded: _Coded, weighting: Weighting
+) -> str | None:
+    table = np.bincount(cell, minlength=2 * k * k).reshape(2, k, k)[group].astype(float)
+    statistic, _, reason = _table_kappa(table, coded, weighting)
+    return None if statistic is not None else reason or "undefined for these data"
+
+
+def percentile_interval(values: Sequence[float], settings: BootstrapSettings) -> ConfidenceInterval | None:
+    """The percentile interval of bootstrap draws (``numpy.quantile``, linear), None without draws."""
+    if not len(values):
+        return None
+    tail = (1 - settings.confidence_level) / 2
+    low, high = np.quantile(np.asarray(values, dtype=float), [tail, 1 - tail])
+    return ConfidenceInterval(float(low), float(high))
+
+
 _METHODS = {
     "percent_agreement": "mean pairwise percent agreement over units with >= 2 ratings",
     "cohen_kappa.unweighted": "Cohen's kappa (statsmodels.stats.inter_rater.cohens_kappa)",
@@ -593,18 +1168,36 @@ _METHODS = {
     "krippendorff_alpha": "Krippendorff's alpha, {level} metric (krippendorff.alpha)",
     "spearman": "Spearman's rho, mean of the other raters vs the reference (scipy.stats.spearmanr)",
     "kendall": "Kendall's tau-b, mean of the other raters vs the reference (scipy.stats.kendalltau)",
+    "majority_vs_reference.percent_agreement": (
+        "percent agreement, majority of the other raters vs the reference (units where they tie left out)"
+    ),
+    "majority_vs_reference.cohen_kappa.unweighted": (
+        "Cohen's kappa, majority of the other raters vs the reference (statsmodels cohens_kappa)"
+    ),
+    "majority_vs_reference.cohen_kappa.linear": (
+        "Cohen's weighted kappa, linear weights, majority of the other raters vs the reference"
+    ),
+    "majority_vs_reference.cohen_kappa.quadratic": (
+        "Cohen's weighted kappa, quadratic weights, majority of the other raters vs the reference"
+    ),
 }
+MAJORITY_KEYS = (
+    "majority_vs_reference.percent_agreement",
+    *(f"majority_vs_reference.cohen_kappa.{w}" for w in WEIGHTINGS),
+)
 
 
-# -- one dimension from long-format records -------------------------------------------------------
+# -- one dimension, or several sharing units ------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
 class DimensionAgreement:
     """Every agreement measure for one dimension (one factor, label or verdict).
 
-    ``cohen_kappa`` is None unless there are exactly two raters; ``spearman`` and ``kendall`` are
-    None unless a reference rater was given. :meth:`to_json_dict` gives the ``agreement_stats`` shape.
+    ``cohen_kappa`` is None unless there are exactly two raters; ``spearman``, ``kendall`` and
+    ``majority_vs_reference`` are None unless a reference rater was given. ``n_units``, ``n_raters``
+    and ``n_ratings`` describe the ratings behind the agreement coefficients (without the reference
+    when it is kept out of them). :meth:`to_json_dict` gives the ``agreement_stats`` shape.
     """
 
     level: Level
@@ -616,9 +1209,12 @@ class DimensionAgreement:
     fleiss_kappa: AgreementResult
     krippendorff_alpha: AgreementResult
     reference: str | None = None
+    reference_in_coefficients: bool = True
     spearman: CorrelationResult | None = None
     kendall: CorrelationResult | None = None
+    majority_vs_reference: ReferenceAgreement | None = None
     bootstrap: BootstrapSettings | None = None
+    raters: tuple[str, ...] = field(default=(), compare=False)
 
     def measures(self) -> dict[str, AgreementResult | CorrelationResult | None]:
         """Each measure under its JSON path (``cohen_kappa.linear`` ...), None where not computed."""
@@ -630,6 +1226,12 @@ class DimensionAgreement:
         if self.reference is not None:
             out["spearman"] = self.spearman
             out["kendall"] = self.kendall
+            majority = self.majority_vs_reference
+            out["majority_vs_reference.percent_agreement"] = majority.percent_agreement if majority else None
+            for weighting in WEIGHTINGS:
+                out[f"majority_vs_reference.cohen_kappa.{weighting}"] = (
+                    getattr(majority.cohen_kappa, weighting) if majority else None
+                )
         return out
 
     def notes(self) -> dict[str, str]:
@@ -638,15 +1240,15 @@ class DimensionAgreement:
         if self.cohen_kappa is None:
             notes["cohen_kappa"] = NEEDS_TWO_RATERS.format(n=self.n_raters)
         else:
-            reasons = {getattr(self.cohen_kappa, w).reason for w in WEIGHTINGS}
-            if len(reasons) == 1 and None not in reasons:
-                # One data problem behind all three: say it once.
-                notes["cohen_kappa"] = reasons.pop()  # type: ignore[assignment]
+            _one_note(notes, "cohen_kappa", self.cohen_kappa)
+        if self.majority_vs_reference is not None:
+            _one_note(notes, "majority_vs_reference.cohen_kappa", self.majority_vs_reference.cohen_kappa)
         for key, result in self.measures().items():
             if result is None:
                 continue
             if result.statistic is None:
-                if not (key.startswith("cohen_kappa.") and "cohen_kappa" in notes):
+                group = key.rsplit(".", 1)[0]
+                if not (key.split(".")[-1] in WEIGHTINGS and group in notes):
                     notes[key] = result.reason or "undefined"
             elif self.bootstrap is not None:
                 total = self.bootstrap.n_resamples
@@ -664,29 +1266,44 @@ class DimensionAgreement:
             "n_raters": self.n_raters,
             "n_ratings": self.n_ratings,
             "percent_agreement": self.percent_agreement.statistic,
-            "cohen_kappa": (
-                {w: getattr(self.cohen_kappa, w).statistic for w in WEIGHTINGS} if self.cohen_kappa else None
-            ),
+            "cohen_kappa": _kappa_json(self.cohen_kappa, lambda r: r.statistic),
             "fleiss_kappa": self.fleiss_kappa.statistic,
             "krippendorff_alpha": self.krippendorff_alpha.statistic,
         }
         if self.reference is not None:
+            majority = self.majority_vs_reference
             out["reference"] = self.reference
+            out["reference_in_coefficients"] = self.reference_in_coefficients
             out["spearman"] = _correlation_json(self.spearman, "rho")
             out["kendall"] = _correlation_json(self.kendall, "tau")
+            out["majority_vs_reference"] = (
+                None
+                if majority is None
+                else {
+                    "percent_agreement": majority.percent_agreement.statistic,
+                    "cohen_kappa": _kappa_json(majority.cohen_kappa, lambda r: r.statistic),
+                    "n": majority.percent_agreement.n_units,
+                }
+            )
         if self.bootstrap is not None:
-            ci: dict[str, Any] = {}
-            for key, result in self.measures().items():
-                interval = (
-                    None if result is None or result.confidence_interval is None else list(result.confidence_interval)
+            ci: dict[str, Any] = {
+                "percent_agreement": _interval_json(self.percent_agreement),
+                "cohen_kappa": _kappa_json(self.cohen_kappa, _interval_json),
+                "fleiss_kappa": _interval_json(self.fleiss_kappa),
+                "krippendorff_alpha": _interval_json(self.krippendorff_alpha),
+            }
+            if self.reference is not None:
+                majority = self.majority_vs_reference
+                ci["spearman"] = _interval_json(self.spearman)
+                ci["kendall"] = _interval_json(self.kendall)
+                ci["majority_vs_reference"] = (
+                    None
+                    if majority is None
+                    else {
+                        "percent_agreement": _interval_json(majority.percent_agreement),
+                        "cohen_kappa": _kappa_json(majority.cohen_kappa, _interval_json),
+                    }
                 )
-                if key.startswith("cohen_kappa."):
-                    if self.cohen_kappa is not None:
-                        ci.setdefault("cohen_kappa", {})[key.split(".", 1)[1]] = interval
-                    else:
-                        ci["cohen_kappa"] = None
-                else:
-                    ci[key] = interval
             out["ci"] = ci
             out["bootstrap"] = {
                 "n_resamples": self.bootstrap.n_resamples,
@@ -698,18 +1315,42 @@ class DimensionAgreement:
         return out
 
 
+def _one_note(notes: dict[str, str], key: str, kappa: CohenKappa) -> None:
+    reasons = {getattr(kappa, w).reason for w in WEIGHTINGS}
+    if len(reasons) == 1 and None not in reasons:
+        # One data problem behind all three: say it once.
+        notes[key] = reasons.pop()  # type: ignore[assignment]
+
+
+def _kappa_json(kappa: CohenKappa | None, value: Callable[[AgreementResult], Any]) -> dict[str, Any] | None:
+    return None if kappa is None else {w: value(getattr(kappa, w)) for w in WEIGHTINGS}
+
+
+def _interval_json(result: AgreementResult | None) -> list[float] | None:
+    return None if result is None or result.confidence_interval is None else list(result.confidence_interval)
+
+
 def _correlation_json(result: CorrelationResult | None, name: str) -> dict[str, Any] | None:
     if result is None or result.statistic is None:
         return None
     return {name: result.statistic, "p": result.pvalue, "n": result.n_units}
 
 
-def _dimension_agreement_iv(
-    level: object, reference: object, bootstrap: object, seed: object, confidence_level: object
-) -> Level:
-    level = _level_iv(level)
-    if reference is not None and not isinstance(reference, Hashable):
-        raise ValueError(f"reference must be a rater id; got {reference!r}")
+@dataclass(frozen=True, kw_only=True)
+class JointAgreement:
+    """Agreement on several dimensions that share units (the six CoPA factors of one response).
+
+    ``overall`` holds, for each measure defined on every dimension, the unweighted mean over the
+    dimensions (CoPA's Table 7 "Overall" row is this mean); its interval comes from the same unit
+    resamples as the dimensions' intervals, so it reflects their dependence.
+    """
+
+    dimensions: dict[str, DimensionAgreement]
+    overall: dict[str, AgreementResult]
+    bootstrap: BootstrapSettings | None = None
+
+
+def _bootstrap_iv(bootstrap: object, seed: object, confidence_level: object) -> None:
     if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
         raise ValueError(f"bootstrap must be a non-negative integer (number of resamples); got {bootstrap!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -720,7 +1361,310 @@ def _dimension_agreement_iv(
         or not 0 < confidence_level < 1
     ):
         raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}")
+
+
+def _dimension_agreement_iv(
+    level: object, reference: object, bootstrap: object, seed: object, confidence_level: object
+) -> Level:
+    level = _level_iv(level)
+    if reference is not None and not isinstance(reference, Hashable):
+        raise ValueError(f"reference must be a rater id; got {reference!r}")
+    _bootstrap_iv(bootstrap, seed, confidence_level)
     return level
+
+
+_Measure = Callable[["_Coded", "_Coded"], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One dimension ready to measure.
+
+    ``coefficients`` holds the ratings behind the agreement coefficients (the reference left out
+    when asked), ``full`` every rater's; each keeps only its rated units and raters, and maps a
+    shared unit index to its own rows (-1 where the unit has no rating there), so one resample of
+    shared units serves every dimension.
+    """
+
+    level: Level
+    coefficients: _Coded
+    coefficient_rows: npt.NDArray[np.intp]
+    full: _Coded
+    full_rows: npt.NDArray[np.intp]
+    raters: tuple[Hashable, ...]
+    reference: int | None
+    reference_label: str | None
+    reference_in_coefficients: bool
+    n_ratings: int
+
+    def measures(self) -> dict[str, _Measure]:
+        ref, name = self.reference, self.reference_label
+        out: dict[str, _Measure] = {
+            "percent_agreement": lambda c, f: _percent_agreement(c),
+            "fleiss_kappa": lambda c, f: _fleiss(c),
+            "krippendorff_alpha": lambda c, f: _alpha(c),
+        }
+        if self.coefficients.n_raters == 2:
+            for weighting in WEIGHTINGS:
+                out[f"cohen_kappa.{weighting}"] = lambda c, f, w=weighting: _cohen(c, w)
+        if name is not None:
+            for method in CORRELATION_METHODS:
+                out[method] = lambda c, f, m=method: _correlation(f, ref, m, name)
+            out["majority_vs_reference.percent_agreement"] = lambda c, f: _majority_agreement(f, ref, name)
+            for weighting in WEIGHTINGS:
+                out[f"majority_vs_reference.cohen_kappa.{weighting}"] = lambda c, f, w=weighting: _majority_kappa(
+                    f, ref, w, name
+                )
+        return out
+
+    def resample(self, units: npt.NDArray[np.intp]) -> tuple[_Coded, _Coded]:
+        full_rows = self.full_rows[units]
+        full = self.full.take(full_rows[full_rows >= 0])
+        if self.coefficients is self.full:
+            return full, full
+        rows = self.coefficient_rows[units]
+        return self.coefficients.take(rows[rows >= 0]), full
+
+
+def _prepare(
+    coded: _Coded, raters: Sequence[Hashable], reference: Hashable | None, reference_in_coefficients: bool
+) -> _Prepared:
+    """Keep the rated units and raters of one dimension's shared-units matrix."""
+    present = ~np.isnan(coded.codes)
+    n_shared = coded.n_units
+    unit_rows = np.flatnonzero(present.any(axis=1))
+    rater_cols = np.flatnonzero(present.any(axis=0))
+    kept = tuple(raters[j] for j in rater_cols)
+    full = _Coded(coded.codes[np.ix_(unit_rows, rater_cols)], coded.domain, coded.level)
+    full_rows = np.full(n_shared, -1, dtype=np.intp)
+    full_rows[unit_rows] = np.arange(len(unit_rows))
+    ref = kept.index(reference) if reference is not None and reference in kept else None
+    coefficients, coefficient_rows = full, full_rows
+    if ref is not None and not reference_in_coefficients:
+        others = np.delete(full.codes, ref, axis=1)
+        rated = np.flatnonzero((~np.isnan(others)).any(axis=1))
+        coefficients = _Coded(others[rated], coded.domain, coded.level)
+        coefficient_rows = np.full(n_shared, -1, dtype=np.intp)
+        coefficient_rows[unit_rows[rated]] = np.arange(len(rated))
+    return _Prepared(
+        level=coded.level,
+        coefficients=coefficients,
+        coefficient_rows=coefficient_rows,
+        full=full,
+        full_rows=full_rows,
+        raters=kept,
+        reference=ref,
+        reference_label=None if reference is None else str(reference),
+        reference_in_coefficients=reference_in_coefficients,
+        n_ratings=int(np.count_nonzero(~np.isnan(coefficients.codes))),
+    )
+
+
+def _estimate_all(prepared: _Prepared, measures: Mapping[str, _Measure]) -> dict[str, AgreementResult]:
+    results: dict[str, AgreementResult] = {}
+    empty = prepared.coefficients.n_units == 0
+    for key, measure in measures.items():
+        if empty:
+            estimate: tuple[Any, ...] = (
+                (None, None, 0, NO_RATINGS) if key in CORRELATION_METHODS else (None, 0, NO_RATINGS)
+            )
+        else:
+            estimate = measure(prepared.coefficients, prepared.full)
+        method = _METHODS[key].format(level=prepared.level)
+        if key in CORRELATION_METHODS:
+            statistic, pvalue, n, reason = estimate
+            results[key] = CorrelationResult(
+                statistic=statistic, pvalue=pvalue, n_units=n, method=method, reason=reason
+            )
+        else:
+            statistic, n, reason = estimate
+            results[key] = AgreementResult(statistic=statistic, n_units=n, method=method, reason=reason)
+    return results
+
+
+def _assemble(prepared: _Prepared, results: Mapping[str, AgreementResult], settings: BootstrapSettings | None):
+    two = prepared.coefficients.n_raters == 2
+    cohen = CohenKappa(**{w: results[f"cohen_kappa.{w}"] for w in WEIGHTINGS}) if two else None
+    majority = None
+    if prepared.reference_label is not None:
+        majority = ReferenceAgreement(
+            percent_agreement=results["majority_vs_reference.percent_agreement"],
+            cohen_kappa=CohenKappa(**{w: results[f"majority_vs_reference.cohen_kappa.{w}"] for w in WEIGHTINGS}),
+        )
+    coefficient_raters = tuple(
+        str(r) for j, r in enumerate(prepared.raters) if prepared.reference_in_coefficients or j != prepared.reference
+    )
+    return DimensionAgreement(
+        level=prepared.level,
+        n_units=prepared.coefficients.n_units,
+        n_raters=prepared.coefficients.n_raters,
+        n_ratings=prepared.n_ratings,
+        percent_agreement=results["percent_agreement"],
+        cohen_kappa=cohen,
+        fleiss_kappa=results["fleiss_kappa"],
+        krippendorff_alpha=results["krippendorff_alpha"],
+        reference=prepared.reference_label,
+        reference_in_coefficients=prepared.reference_in_coefficients,
+        spearman=results.get("spearman"),  # type: ignore[arg-type]
+        kendall=results.get("kendall"),  # type: ignore[arg-type]
+        majority_vs_reference=majority,
+        bootstrap=settings,
+        raters=coefficient_raters,
+    )
+
+
+def _run(
+    prepared: Mapping[str, _Prepared],
+    n_shared: int,
+    *,
+    bootstrap: int,
+    seed: int,
+    confidence_level: float,
+) -> JointAgreement:
+    measures = {name: p.measures() for name, p in prepared.items()}
+    points = {name: _estimate_all(p, measures[name]) for name, p in prepared.items()}
+    common = [key for key in next(iter(measures.values()), {}) if all(key in m for m in measures.values())]
+    overall = {key: _mean_over(points, key) for key in common}
+
+    settings = None
+    if bootstrap > 0 and n_shared > 0:
+        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
+        defined = {
+            name: {k: m for k, m in measures[name].items() if points[name][k].statistic is not None}
+            for name in prepared
+        }
+        overall_keys = [key for key in common if overall[key].statistic is not None]
+        draws: dict[tuple[str | None, str], list[float]] = {
+            (name, key): [] for name, keys in defined.items() for key in keys
+        } | {(None, key): [] for key in overall_keys}
+
+        def one(units: npt.NDArray[np.intp]) -> dict[str, dict[str, float | None]]:
+            _BARE.on = True
+            try:
+                resampled: dict[str, dict[str, float | None]] = {}
+                for name, p in prepared.items():
+                    coefficients, full = p.resample(units)
+                    resampled[name] = {key: measure(coefficients, full)[0] for key, measure in defined[name].items()}
+                return resampled
+            finally:
+                _BARE.on = False
+
+        for resampled in _resamples(one, n_shared, bootstrap, seed):
+            for name, values in resampled.items():
+                for key, statistic in values.items():
+                    if statistic is not None:
+                        draws[(name, key)].append(statistic)
+            for key in overall_keys:
+                values = [resampled[name].get(key) for name in prepared]
+                if all(v is not None for v in values):
+                    draws[(None, key)].append(float(np.mean(values)))  # type: ignore[arg-type]
+        for (name, key), values in draws.items():
+            target = points[name] if name is not None else overall
+            target[key] = replace(
+                target[key], confidence_interval=percentile_interval(values, settings), n_resamples=len(values)
+            )
+
+    return JointAgreement(
+        dimensions={name: _assemble(p, points[name], settings) for name, p in prepared.items()},
+        overall=overall,
+        bootstrap=settings,
+    )
+
+
+def _resamples(
+    compute: Callable[[npt.NDArray[np.intp]], dict[str, dict[str, float | None]]],
+    n_units: int,
+    n_resamples: int,
+    seed: int,
+) -> Iterable[dict[str, dict[str, float | None]]]:
+    """``compute`` on each resample, in order.
+
+    One draw of units per resample, shared by every measure and dimension, so the intervals are
+    comparable and the overall mean's interval reflects the dimensions' dependence. The draws come
+    from one generator in order and results are consumed in order, so the intervals are the same
+    with or without threads.
+    """
+    rng = np.random.default_rng(seed)
+    threads = BOOTSTRAP_THREADS if n_units >= THREADED_FROM_UNITS else 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if threads <= 1:
+            for _ in range(n_resamples):
+                yield compute(rng.integers(0, n_units, size=n_units))
+            return
+        batch = 4 * threads  # bounded: 1,000 index arrays of 100,000 units would not fit comfortably
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bootstrap") as pool:
+            done = 0
+            while done < n_resamples:
+                size = min(batch, n_resamples - done)
+                yield from pool.map(compute, [rng.integers(0, n_units, size=n_units) for _ in range(size)])
+                done += size
+
+
+def _mean_over(points: Mapping[str, Mapping[str, AgreementResult]], key: str) -> AgreementResult:
+    results = [p[key] for p in points.values()]
+    method = f"unweighted mean over {len(results)} dimensions of: " + (results[0].method if results else _METHODS[key])
+    missing = [name for name, p in points.items() if p[key].statistic is None]
+    if not results or missing:
+        reason = NO_RATINGS if not results else f"undefined for {', '.join(map(str, missing))}"
+        return AgreementResult(statistic=None, n_units=0, method=method, reason=reason)
+    return AgreementResult(
+        statistic=float(np.mean([r.statistic for r in results])),  # type: ignore[misc]
+        n_units=max(r.n_units for r in results),
+        method=method,
+    )
+
+
+def joint_agreement(
+    dimensions: Mapping[str, DimensionInput],
+    *,
+    raters: Sequence[Hashable],
+    reference: Hashable | None = None,
+    reference_in_coefficients: bool = True,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> JointAgreement:
+    """All agreement measures for several dimensions rated on the same units by the same raters.
+
+    Parameters
+    ----------
+    dimensions : mapping of str to DimensionInput
+        Ratings arrays of one shape (shared units x shared raters), each with its level.
+    raters : sequence of hashable
+        The raters, one per column.
+    reference : hashable, optional
+        A rater (an LLM judge) to compare with the others: Spearman and Kendall against the mean of
+        the others, percent agreement and Cohen's kappa against their majority.
+    reference_in_coefficients : bool, default True
+        Whether the reference also counts as a rater in percent agreement, Cohen's, Fleiss' kappa
+        and alpha. False gives human-human coefficients beside human-reference comparisons.
+    bootstrap, seed, confidence_level
+        As for :func:`dimension_agreement`. Units (rows) are resampled once per resample for every
+        dimension.
+
+    Returns
+    -------
+    JointAgreement
+    """
+    _bootstrap_iv(bootstrap, seed, confidence_level)
+    raters = list(raters)
+    if len(set(raters)) != len(raters):
+        raise ValueError("raters must be distinct")
+    prepared: dict[str, _Prepared] = {}
+    shape: tuple[int, ...] | None = None
+    for name, spec in dimensions.items():
+        level = _level_iv(spec.level)
+        coded = _coded_from_array(spec.ratings, level, spec.categories)
+        if shape is None:
+            shape = coded.codes.shape
+        if coded.codes.shape != shape:
+            raise ValueError(f"dimension {name!r}: shape {coded.codes.shape} differs from {shape}")
+        if coded.n_raters != len(raters):
+            raise ValueError(f"dimension {name!r}: {coded.n_raters} columns but {len(raters)} raters")
+        prepared[name] = _prepare(coded, raters, reference, reference_in_coefficients)
+    n_shared = shape[0] if shape else 0
+    return _run(prepared, n_shared, bootstrap=bootstrap, seed=seed, confidence_level=confidence_level)
 
 
 def dimension_agreement(
@@ -728,6 +1672,7 @@ def dimension_agreement(
     *,
     level: Level,
     reference: Hashable | None = None,
+    reference_in_coefficients: bool = True,
     bootstrap: int = 0,
     seed: int = 0,
     confidence_level: float = 0.95,
@@ -743,7 +1688,9 @@ def dimension_agreement(
         Level of measurement: sets Krippendorff's metric and the Cohen weights (none at nominal).
     reference : hashable, optional
         A rater (e.g. an LLM judge) to correlate with the mean of the other raters (Spearman and
-        Kendall). It still counts as a rater in the agreement coefficients.
+        Kendall) and to compare with their majority (percent agreement, Cohen's kappa).
+    reference_in_coefficients : bool, default True
+        Whether the reference also counts as a rater in the agreement coefficients.
     bootstrap : int, default 0
         Number of bootstrap resamples; 0 for no confidence intervals.
     seed : int, default 0
@@ -768,91 +1715,15 @@ def dimension_agreement(
     """
     level = _dimension_agreement_iv(level, reference, bootstrap, seed, confidence_level)
     table = _table_from_records(records, level)
-    coded = table.coded
-    n_units, n_raters = coded.codes.shape
-    ref_index = table.raters.index(reference) if reference in table.raters else None
-    ref_label = None if reference is None else str(reference)
-
-    measures: dict[str, Callable[[_Coded], _Estimate | tuple[float | None, float | None, int, str | None]]] = {
-        "percent_agreement": _percent_agreement,
-        "fleiss_kappa": _fleiss,
-        "krippendorff_alpha": _alpha,
-    }
-    if n_raters == 2:
-        for weighting in WEIGHTINGS:
-            measures[f"cohen_kappa.{weighting}"] = lambda c, w=weighting: _cohen(c, w)
-    if reference is not None:
-        for method in CORRELATION_METHODS:
-            measures[method] = lambda c, m=method: _correlation(c, ref_index, m, reference)
-
-    results: dict[str, AgreementResult | CorrelationResult] = {}
-    for key, measure in measures.items():
-        if n_units == 0:
-            estimate: tuple[Any, ...] = (
-                (None, None, 0, NO_RATINGS) if key in CORRELATION_METHODS else (None, 0, NO_RATINGS)
-            )
-        else:
-            estimate = measure(coded)
-        method = _METHODS[key].format(level=level)
-        if key in CORRELATION_METHODS:
-            statistic, pvalue, n, reason = estimate
-            results[key] = CorrelationResult(
-                statistic=statistic, pvalue=pvalue, n_units=n, method=method, reason=reason
-            )
-        else:
-            statistic, n, reason = estimate
-            results[key] = AgreementResult(statistic=statistic, n_units=n, method=method, reason=reason)
-
-    settings = None
-    if bootstrap > 0 and n_units > 0:
-        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
-        defined = {k: m for k, m in measures.items() if results[k].statistic is not None}
-        for key, (interval, n_used) in _bootstrap(coded, defined, settings).items():
-            results[key] = replace(results[key], confidence_interval=interval, n_resamples=n_used)
-
-    cohen = (
-        CohenKappa(**{w: results[f"cohen_kappa.{w}"] for w in WEIGHTINGS})  # type: ignore[arg-type]
-        if n_raters == 2
-        else None
+    prepared = _prepare(table.coded, table.raters, reference, reference_in_coefficients)
+    joint = _run(
+        {"value": prepared},
+        table.coded.n_units,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence_level=confidence_level,
     )
-    return DimensionAgreement(
-        level=level,
-        n_units=n_units,
-        n_raters=n_raters,
-        n_ratings=table.n_ratings,
-        percent_agreement=results["percent_agreement"],  # type: ignore[arg-type]
-        cohen_kappa=cohen,
-        fleiss_kappa=results["fleiss_kappa"],  # type: ignore[arg-type]
-        krippendorff_alpha=results["krippendorff_alpha"],  # type: ignore[arg-type]
-        reference=ref_label,
-        spearman=results.get("spearman"),  # type: ignore[arg-type]
-        kendall=results.get("kendall"),  # type: ignore[arg-type]
-        bootstrap=settings,
-    )
-
-
-def _bootstrap(
-    coded: _Coded, measures: Mapping[str, Callable[[_Coded], tuple[Any, ...]]], settings: BootstrapSettings
-) -> dict[str, tuple[ConfidenceInterval | None, int]]:
-    rng = np.random.default_rng(settings.seed)
-    n_units = coded.codes.shape[0]
-    draws: dict[str, list[float]] = {key: [] for key in measures}
-    for _ in range(settings.n_resamples):
-        # One draw of units per resample, shared by every measure, so the intervals are comparable.
-        resample = coded.take(rng.integers(0, n_units, size=n_units))
-        for key, measure in measures.items():
-            statistic = measure(resample)[0]
-            if statistic is not None:
-                draws[key].append(statistic)
-    tail = (1 - settings.confidence_level) / 2
-    out: dict[str, tuple[ConfidenceInterval | None, int]] = {}
-    for key, values in draws.items():
-        if values:
-            low, high = np.quantile(np.asarray(values), [tail, 1 - tail])
-            out[key] = (ConfidenceInterval(float(low), float(high)), len(values))
-        else:
-            out[key] = (None, 0)
-    return out
+    return joint.dimensions["value"]
 
 
 # -- renderers -------------------------------------------------------------------------------------
@@ -866,12 +1737,17 @@ _COLUMNS = [
     ("krippendorff_alpha", "α", r"$\alpha$"),
     ("spearman", "ρ", r"$\rho$"),
     ("kendall", "τ", r"$\tau$"),
+    ("majority_vs_reference.percent_agreement", "% agr. maj.–ref.", r"\% agr.\ maj.--ref."),
+    ("majority_vs_reference.cohen_kappa.unweighted", "κ maj.–ref.", r"$\kappa$ maj.--ref."),
+    ("majority_vs_reference.cohen_kappa.linear", "κ lin. maj.–ref.", r"$\kappa_{\mathrm{lin}}$ maj.--ref."),
+    ("majority_vs_reference.cohen_kappa.quadratic", "κ quad. maj.–ref.", r"$\kappa_{\mathrm{quad}}$ maj.--ref."),
 ]
+_REFERENCE_KEYS = (*CORRELATION_METHODS, *MAJORITY_KEYS)
 
 
 def _columns(results: Mapping[str, DimensionAgreement]) -> list[tuple[str, str, str]]:
     with_reference = any(d.reference is not None for d in results.values())
-    return [c for c in _COLUMNS if with_reference or c[0] not in CORRELATION_METHODS]
+    return [c for c in _COLUMNS if with_reference or c[0] not in _REFERENCE_KEYS]
 
 
 def _cell(result: AgreementResult | CorrelationResult | None, digits: int, dash: str) -> str:
@@ -942,11 +1818,11 @@ def render_csv(results: Mapping[str, DimensionAgreement]) -> str:
     keys = [key for key, _, _ in _COLUMNS]
     header = ["dimension", "level", "n_units", "n_raters", "n_ratings", "reference"]
     for key in keys:
-        name = _CSV_NAMES.get(key, key.replace(".", "_"))
+        name = _CSV_NAMES.get(key, key.replace("majority_vs_reference.", "majority_").replace(".", "_"))
         header += [name, f"{name}_ci_low", f"{name}_ci_high"]
         if key in CORRELATION_METHODS:
             header += [f"{key}_p", f"{key}_n"]
-    header += ["n_resamples", "seed", "notes"]
+    header += ["majority_n", "n_resamples", "seed", "notes"]
 
     def number(value: float | int | None) -> str:
         return "" if value is None else repr(value)
@@ -971,7 +1847,13 @@ def render_csv(results: Mapping[str, DimensionAgreement]) -> str:
                     number(None if correlation is None else correlation.pvalue),
                     number(None if correlation is None or correlation.statistic is None else correlation.n_units),
                 ]
+        majority = d.majority_vs_reference
         row += [
+            number(
+                None
+                if majority is None or majority.percent_agreement.statistic is None
+                else majority.percent_agreement.n_units
+            ),
             number(None if d.bootstrap is None else d.bootstrap.n_resamples),
             number(None if d.bootstrap is None else d.bootstrap.seed),
             "; ".join(f"{key}: {why}" for key, why in d.notes().items()),

@@ -17,12 +17,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-PARQUET_BATCH = 20_000
+PARQUET_BATCH = 5_000
 FORMATS = ("jsonl", "csv", "parquet")
 
 
 def _flat(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict | list) else value
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
 
 
 def _batches(records: Iterable[dict], size: int) -> Iterator[list[dict]]:
@@ -65,6 +65,14 @@ def _column_type(values: list[Any]) -> pa.DataType:
     return pa.string()
 
 
+def _array(values: list[Any], kind: pa.DataType) -> pa.Array:
+    try:
+        return pa.array(values, type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # A later batch may carry a number where the first had text: keep it, as text.
+        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], type=pa.string())
+
+
 def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int = PARQUET_BATCH) -> int:
     """Row groups of ``batch_size`` records; column types come from the first batch."""
     count = 0
@@ -72,27 +80,26 @@ def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int 
     schema: pa.Schema | None = None
     try:
         for batch in _batches(records, batch_size):
-            rows = [{key: _flat(value) for key, value in record.items()} for record in batch]
+            names = schema.names if schema is not None else list(batch[0])
+            columns: dict[str, list[Any]] = {name: [] for name in names}
+            for record in batch:
+                for name in names:
+                    value = record.get(name)
+                    columns[name].append(
+                        json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+                    )
             if schema is None:
-                names = list(rows[0])
-                schema = pa.schema([(name, _column_type([row.get(name) for row in rows])) for name in names])
+                schema = pa.schema([(name, _column_type(columns[name])) for name in names])
                 writer = pq.ParquetWriter(str(path), schema)
-            columns = {name: [_as(row.get(name), schema.field(name).type) for row in rows] for name in schema.names}
-            writer.write_table(pa.table(columns, schema=schema))
-            count += len(rows)
+            arrays = [_array(columns[name], schema.field(name).type) for name in names]
+            writer.write_batch(pa.record_batch(arrays, schema=schema))
+            count += len(batch)
     finally:
         if writer is not None:
             writer.close()
     if writer is None:  # no records: still a valid (empty) file
         pq.write_table(pa.table({}), str(path))
     return count
-
-
-def _as(value: Any, kind: pa.DataType) -> Any:
-    # A later batch may carry a number where the first had text: keep it, as text.
-    if value is not None and kind == pa.string() and not isinstance(value, str):
-        return json.dumps(value)
-    return value
 
 
 WRITERS: dict[str, Callable[[str | Path, Iterable[dict]], int]] = {

@@ -54,14 +54,15 @@ def item_gold(
 ) -> Gold:
     """Gold for one item from its raters' latest values (rater → value)."""
     raters = dict(values)
+    keys = [kind.decision_key(v) for v in raters.values()]  # once per value: exports call this a million times
     if decision is not None:
         value, source = decision.value, ADJUDICATED
     elif known_answer is not None:
         value, source = known_answer, KNOWN_ANSWER
     else:
-        value, source = kind.consensus(list(raters.values())), MAJORITY
+        value, source = kind.consensus(list(raters.values()), keys=keys), MAJORITY
     if value is None:
         return Gold(None, None, raters, missing_reason=NO_MAJORITY if raters else NO_RATERS)
     key = kind.decision_key(value)
-    agreement = sum(kind.decision_key(v) == key for v in raters.values()) / len(raters) if raters else None
+    agreement = sum(k == key for k in keys) / len(keys) if keys else None
     return Gold(value, source, raters, agreement, decision)

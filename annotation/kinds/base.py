@@ -18,7 +18,7 @@ or an item plus a suffix when one value rates several things (IPQA rates each ca
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -281,17 +281,17 @@ class TaskKind:
     #: Value fields that carry free text: they never make two judgements disagree.
     free_text_fields: ClassVar[tuple[str, ...]] = ("comment", "note")
 
-    def decision_key(self, value: dict) -> str:
+    def decision_key(self, value: dict) -> Hashable:
         """What two raters must share to count as agreeing: the value without its free text."""
         decision = {key: item for key, item in value.items() if key not in self.free_text_fields}
         return json.dumps(decision, sort_keys=True, ensure_ascii=False)
 
-    def consensus(self, values: Sequence[dict]) -> dict | None:
-        """The value a strict majority of raters gave (by ``decision_key``), or None: a tie or a split
-        goes to an expert."""
+    def consensus(self, values: Sequence[dict], *, keys: Sequence[Hashable] | None = None) -> dict | None:
+        """The value a strict majority of raters gave (by ``decision_key``; pass the keys when they
+        are already known), or None: a tie or a split goes to an expert."""
         if not values:
             return None
-        keys = [self.decision_key(value) for value in values]
+        keys = list(keys) if keys is not None else [self.decision_key(value) for value in values]
         top = max(set(keys), key=keys.count)
         return values[keys.index(top)] if keys.count(top) * 2 > len(keys) else None
 

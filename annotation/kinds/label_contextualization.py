@@ -5,7 +5,7 @@ from the cited paper."), or is flagged as impossible to contextualize. A second 
 statement and accepts it or asks for a revision.
 """
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -119,7 +119,7 @@ class LabelContextualization(TaskKind):
     def draft_text(self, value: dict) -> str | None:
         return value["statement"] if value.get("action") == "write" else None
 
-    def consensus(self, values: Sequence[dict]) -> dict | None:
+    def consensus(self, values: Sequence[dict], *, keys: Sequence[Hashable] | None = None) -> dict | None:
         """A statement is gold once reviewers accepted it and nobody asked for a revision; a label
         that the majority calls impossible to contextualize is gold as such."""
         reviews: dict[str, list[str]] = {}
@@ -133,6 +133,10 @@ class LabelContextualization(TaskKind):
             return None  # two statements both accepted: an expert picks one
         cannot = [v for v in values if v["action"] == "cannot_contextualize"]
         return cannot[0] if cannot and len(cannot) * 2 > len(values) else None
+
+    def statement_of(self, value: dict) -> str | None:
+        """The intent statement a gold value approves (None when the label cannot be contextualized)."""
+        return value.get("statement") if value.get("action") == "write" else None
 
     def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
         return {

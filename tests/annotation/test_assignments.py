@@ -112,6 +112,14 @@ class ClaimTests:
         assert len(served_a) + len(served_b) == 17 + 2 * 3  # regular items once (k=1), gold items for both
         assert set(served_a[:8]) & gold_ids  # mixed in early, not all left for the end
 
+    def test_known_answer_items_still_come_once_regular_items_run_out(self, make_project, make_user, tmp_path):
+        project = make_project("intent_mcq", overlap=1, qualification_rate=0.000001)
+        records = list(synthetic_records(MCQ, 4))
+        records[0]["gold"] = {"chosen": records[0]["answers"]}
+        import_items(project=project, path=write_jsonl(tmp_path / "i.jsonl", iter(records)))
+        assert drain(project, make_user("a"))[-1] == records[0]["external_id"]
+        assert drain(project, make_user("b")) == [records[0]["external_id"]]
+
 
 @pytest.mark.django_db
 class ExposureTests:

@@ -6,6 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.importing import import_items
+from annotation.kinds import get_kind
+from annotation.models import Role
+from annotation.services import membership_add
+from annotation.synthetic import synthetic_records, write_jsonl
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -67,3 +73,16 @@ def sign_in(live_server):
         page.wait_for_url(f"{live_server.url}/")
 
     return sign_in
+
+
+@pytest.fixture
+def one_item_project(make_project, make_user, tmp_path):
+    def make(kind_name: str, *, annotators=("ann1",), role=Role.ANNOTATOR, overlap=1):
+        project = make_project(kind_name, overlap=overlap)
+        path = write_jsonl(tmp_path / f"{kind_name}.jsonl", synthetic_records(get_kind(kind_name), 1))
+        import_items(project=project, path=path)
+        for name in annotators:
+            membership_add(project=project, user=make_user(name), role=role)
+        return project
+
+    return make

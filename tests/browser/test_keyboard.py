@@ -2,26 +2,10 @@
 
 import pytest
 
-from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Role
-from annotation.services import membership_add
-from annotation.synthetic import synthetic_records, write_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def one_item_project(make_project, make_user, tmp_path):
-    def make(kind_name: str, *, annotators=("ann1",), role=Role.ANNOTATOR, overlap=1):
-        project = make_project(kind_name, overlap=overlap)
-        path = write_jsonl(tmp_path / f"{kind_name}.jsonl", synthetic_records(get_kind(kind_name), 1))
-        import_items(project=project, path=path)
-        for name in annotators:
-            membership_add(project=project, user=make_user(name), role=role)
-        return project
-
-    return make
 
 
 def open_workspace(page, live_server, project):

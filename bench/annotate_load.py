@@ -1,0 +1,920 @@
+"""Annotator workspace load benchmark: latency of next-item and submit at rising request rates.
+
+Sets up a copa_likert project of ``--items`` items (imported with ``import_items``; reused when a
+complete one is already there) with overlap 3 and ``--annotators`` annotator accounts, clears the
+work of earlier runs, starts gunicorn on a free loopback port, logs every annotator in through the
+login form and opens their workspace once (their first item). Then an open-loop generator sends
+requests at each rate of ``--rates`` for ``--seconds`` seconds: each request goes to an idle
+annotator, who alternates
+
+    GET  /p/<slug>/annotate/                     (HX-Request: true; the item they hold)
+    POST /p/<slug>/annotate/<id>/submit/         (six scores; the response claims their next item)
+
+Latency counts from the request's scheduled send time, so time spent waiting for a free client
+thread or a free server worker is part of it (no coordinated omission).
+
+    python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...]
+    python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
+
+The database is whatever DATABASE_URL names (PostgreSQL expected). The last line is
+``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n>``: the highest rate whose p95
+of both request types stayed within 50 ms with every request answered on time and without error,
+and the two p95 figures at that rate (at the lowest rate when no rate held).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import http.client
+import itertools
+import os
+import pstats
+import random
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+if TYPE_CHECKING:
+    from annotation.models import Project
+
+ROOT = Path(__file__).resolve().parent.parent
+SLUG = "bench-annotate-copa-likert"
+KIND = "copa_likert"
+OVERLAP = 3
+USER_PREFIX = "bench-annotator-"
+PASSWORD = "bench-annotate-load-password"
+THRESHOLD_MS = 50.0
+DEFAULT_RATES = "25,50,100,150,200,250,300,400"
+HOST = "127.0.0.1"
+# Scheduled requests not sent within this long after their step ends count as missed: the server
+# could not keep up, and waiting for them would make an overloaded step run without bound.
+GRACE_S = 2.0
+HTTP_TIMEOUT_S = 10.0
+# A step this far off its target stops the ramp: higher rates can only do worse.
+GIVE_UP_RATIO = 0.8
+GIVE_UP_P95_MS = 20 * THRESHOLD_MS
+
+ASSIGNMENT_RE = re.compile(rb'action="/p/[^/"]+/annotate/(\d+)/submit/"')
+CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+KEY_RE = re.compile(rb'name="idempotency_key" value="([^"]+)"')
+NOTHING_LEFT = b"Nothing left for you here"
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # Measure what production runs: no debug cursor, cached template loader.
+    os.environ["DEBUG"] = "false"
+    import django
+
+    django.setup()
+
+
+# -- data: project, items, annotators -----------------------------------------------------------
+
+
+def prepare_project(items: int) -> Project:
+    """The bench project with exactly ``items`` items; an incomplete or different one is rebuilt."""
+    from annotation.importing import import_items
+    from annotation.models import Item, Project
+    from annotation.services import project_create
+    from annotation.synthetic import synthetic_records, write_jsonl
+
+    project = Project.objects.filter(slug=SLUG).first()
+    if (
+        project is not None
+        and project.kind == KIND
+        and project.overlap == OVERLAP
+        and Item.objects.filter(project=project, gold_value__isnull=True).count() == items
+        and Item.objects.filter(project=project).count() == items
+    ):
+        print(f"project {SLUG}: reusing its {items} items")
+        return project
+    Project.objects.filter(slug=SLUG).delete()
+    project = project_create(slug=SLUG, kind=KIND, title="Workspace load benchmark", overlap=OVERLAP)
+    kind = project.task_kind
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp:
+        path = write_jsonl(Path(tmp) / f"{KIND}-{items}.jsonl", synthetic_records(kind, items))
+        imported = import_items(project=project, path=path).imported
+    print(f"project {SLUG}: imported {imported} items in {time.perf_counter() - started:.1f} s")
+    return project
+
+
+def prepare_annotators(project: Project, count: int) -> list[str]:
+    """``count`` annotator accounts sharing one password, members of the project and of nothing else."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    from annotation.models import Membership, Role
+
+    user_model = get_user_model()
+    names = [f"{USER_PREFIX}{number:05d}" for number in range(count)]
+    # One hash for all: hashing is deliberately slow (about 0.3 s here), a thousand would take minutes.
+    hashed = make_password(PASSWORD)
+    existing = set(user_model.objects.filter(username__in=names).values_list("username", flat=True))
+    user_model.objects.bulk_create(
+        [user_model(username=name, password=hashed) for name in names if name not in existing], batch_size=1000
+    )
+    user_model.objects.filter(username__in=names).update(password=hashed, is_active=True)
+    users = dict(user_model.objects.filter(username__in=names).values_list("username", "pk"))
+    # Members beyond this run's count would change every annotator's fair share (the progress bar).
+    Membership.objects.filter(project=project).exclude(user_id__in=users.values()).delete()
+    Membership.objects.bulk_create(
+        [Membership(project=project, user_id=users[name], role=Role.ANNOTATOR) for name in names],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    return names
+
+
+def reset_work(project: Project) -> int:
+    """Every run starts from an untouched project: no assignments, annotations or cursors.
+
+    Returns the number of annotations removed."""
+    from django.db import transaction
+
+    from annotation.models import Annotation, AnnotatorState, Assignment, Item
+
+    with transaction.atomic():
+        removed = Annotation.objects.filter(project=project).delete()[0]
+        Assignment.objects.filter(project=project).delete()
+        AnnotatorState.objects.filter(project=project).delete()
+        Item.objects.filter(project=project, gold_value__isnull=True, assigned_count__gt=0).update(
+            assigned_count=0, is_open=True
+        )
+    return removed
+
+
+def forget_sessions(keys: list[str]) -> None:
+    """Remove this run's login sessions, so repeated runs leave no rows behind."""
+    from django.contrib.sessions.models import Session
+
+    Session.objects.filter(session_key__in=keys).delete()
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    port: int
+    log: Path
+
+    def pids(self) -> list[int]:
+        """The master and its workers, whose CPU time is the server's."""
+        return [self.process.pid, *children(self.process.pid)]
+
+
+@contextmanager
+def gunicorn(worker_class: str, workers: int, threads: int, log_dir: Path) -> Iterator[Server]:
+    """gunicorn serving the app on a free loopback port, stopped on the way out whatever happened."""
+    port = free_port()
+    log = log_dir / "gunicorn.log"
+    command = [
+        str(Path(sys.executable).with_name("gunicorn")),
+        "config.wsgi:application",
+        f"--bind={HOST}:{port}",
+        f"--worker-class={worker_class}",
+        f"--workers={workers}",
+        f"--threads={threads}",
+        "--log-level=warning",
+        f"--timeout={int(HTTP_TIMEOUT_S * 3)}",
+    ]
+    env = {**os.environ, "DEBUG": "false", "PYTHONPATH": str(ROOT)}
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    server = Server(process, port, log)
+    try:
+        wait_until_up(server)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_until_up(server: Server, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise SystemExit(f"gunicorn exited ({server.process.returncode}):\n{server.log.read_text()[-3000:]}")
+        try:
+            conn = http.client.HTTPConnection(HOST, server.port, timeout=2)
+            conn.request("GET", "/accounts/login/")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return
+            conn.close()
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer within {timeout:.0f} s:\n{server.log.read_text()[-3000:]}")
+
+
+# -- CPU accounting from /proc --------------------------------------------------------------------
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and of its children that have exited.
+
+    The exited children matter: PostgreSQL backends come and go as connections are recycled
+    (CONN_MAX_AGE), and their time then lives on only in the postmaster's cutime and cstime.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:15]) / TICK  # utime, stime, cutime, cstime
+
+
+def postgres_pids() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/comm").read_text().strip() == "postgres":
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def machine_busy_s() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, all cores together."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    total = sum(values[:8])
+    return (total - idle) / TICK, total / TICK
+
+
+def own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    wall: float
+    own: float
+    server: float
+    database: float
+    busy: float
+    total: float
+
+
+def cpu_sample(server: Server) -> CpuSample:
+    busy, total = machine_busy_s()
+    return CpuSample(
+        wall=time.perf_counter(),
+        own=own_cpu_s(),
+        server=sum(process_cpu_s(pid) for pid in server.pids()),
+        database=sum(process_cpu_s(pid) for pid in postgres_pids()),
+        busy=busy,
+        total=total,
+    )
+
+
+# -- the simulated annotators ---------------------------------------------------------------------
+
+
+@dataclass
+class Annotator:
+    username: str
+    cookies: dict[str, str] = field(default_factory=dict)
+    assignment_id: int | None = None
+    csrf: str = ""
+    idempotency_key: str = ""
+    done: bool = False
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+    def take_cookies(self, response: http.client.HTTPResponse) -> None:
+        for header in response.headers.get_all("Set-Cookie") or []:
+            jar = SimpleCookie()
+            jar.load(header)
+            for name, morsel in jar.items():
+                self.cookies[name] = morsel.value
+
+
+class HttpError(Exception):
+    """A request that did not get the answer a working server gives."""
+
+
+class Client:
+    """One keep-alive connection per client thread; reopened when the server closes it.
+
+    Sync gunicorn workers close every connection after the response; gthread keeps it open.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.local = threading.local()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = http.client.HTTPConnection(HOST, self.port, timeout=HTTP_TIMEOUT_S)
+        return conn
+
+    def send(
+        self,
+        annotator: Annotator,
+        method: str,
+        path: str,
+        body: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, bytes]:
+        headers = {"Cookie": annotator.cookie_header(), **(headers or {})}
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        # One retry covers a keep-alive connection the server dropped while idle; a repeated submit
+        # is harmless because it carries the same idempotency key.
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                response = conn.getresponse()
+                data = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if attempt == 2:
+                    raise
+                continue
+            except OSError:
+                conn.close()
+                raise
+            annotator.take_cookies(response)
+            return response.status, data
+        raise AssertionError("unreachable")
+
+
+def login(client: Client, annotator: Annotator) -> None:
+    status, page = client.send(annotator, "GET", "/accounts/login/")
+    token = CSRF_RE.search(page)
+    if status != 200 or token is None:
+        raise HttpError(f"login page: HTTP {status}")
+    form = {"csrfmiddlewaretoken": token.group(1).decode(), "username": annotator.username, "password": PASSWORD}
+    status, _ = client.send(annotator, "POST", "/accounts/login/", urlencode(form))
+    if status != 302 or "sessionid" not in annotator.cookies:
+        raise HttpError(f"login: HTTP {status} without a session")
+
+
+def read_item(annotator: Annotator, status: int, page: bytes) -> None:
+    """Take the assignment id, CSRF token and idempotency key from a workspace partial."""
+    if status != 200:
+        raise HttpError(f"HTTP {status}")
+    found = ASSIGNMENT_RE.search(page)
+    if found is None:
+        if NOTHING_LEFT in page:
+            annotator.done, annotator.assignment_id = True, None
+            return
+        raise HttpError("no item in the page")
+    token, key = CSRF_RE.search(page), KEY_RE.search(page)
+    if token is None or key is None:
+        raise HttpError("no CSRF token or idempotency key in the page")
+    annotator.assignment_id = int(found.group(1))
+    annotator.csrf, annotator.idempotency_key = token.group(1).decode(), key.group(1).decode()
+
+
+def next_item(client: Client, annotator: Annotator) -> None:
+    status, page = client.send(annotator, "GET", f"/p/{SLUG}/annotate/", headers={"HX-Request": "true"})
+    read_item(annotator, status, page)
+
+
+def submit(client: Client, annotator: Annotator, rng: random.Random, factors: tuple[str, ...]) -> None:
+    form = {code: str(rng.randrange(3)) for code in factors}
+    form["idempotency_key"] = annotator.idempotency_key
+    headers = {"HX-Request": "true", "X-CSRFToken": annotator.csrf}
+    path = f"/p/{SLUG}/annotate/{annotator.assignment_id}/submit/"
+    status, page = client.send(annotator, "POST", path, urlencode(form), headers)
+    if status != 200 or (ASSIGNMENT_RE.search(page) is None and NOTHING_LEFT not in page):
+        raise HttpError(f"HTTP {status}" if status != 200 else "no next item in the answer")
+    # The answer already holds the next item; the annotator's next GET asks for it again.
+    annotator.assignment_id = None
+
+
+def log_in_all(client: Client, annotators: list[Annotator], threads: int) -> tuple[list[float], list[float]]:
+    """Log every annotator in through the form and open their workspace once (their first claim).
+
+    Opening it here, outside the measured steps, makes the steps a steady mix of submit and next:
+    otherwise the first pass over a thousand annotators would be nothing but first visits.
+    Returns the seconds of each login and of each first visit.
+    """
+    pending = deque(annotators)
+    logins: list[float] = []
+    first_visits: list[float] = []
+    failures: list[str] = []
+
+    def work() -> None:
+        while True:
+            try:
+                annotator = pending.popleft()
+            except IndexError:
+                return
+            try:
+                started = time.perf_counter()
+                login(client, annotator)
+                logged_in = time.perf_counter()
+                next_item(client, annotator)
+            except (HttpError, OSError) as exc:
+                failures.append(f"{annotator.username}: {exc}")
+                continue
+            logins.append(logged_in - started)
+            first_visits.append(time.perf_counter() - logged_in)
+
+    run_threads(work, threads)
+    if failures:
+        raise SystemExit(f"{len(failures)} logins or first visits failed, e.g. {failures[0]}")
+    return logins, first_visits
+
+
+def run_threads(target: Callable[[], None], count: int) -> None:
+    pool = [threading.Thread(target=target, daemon=True) for _ in range(count)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+
+
+# -- one load step --------------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    rate: int
+    seconds: float
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"next": [], "submit": []})
+    errors: Counter = field(default_factory=Counter)
+    missed: int = 0
+    span: float = 0.0
+    cpu_own: float = 0.0
+    cpu_server: float = 0.0
+    cpu_database: float = 0.0
+    cpu_machine: float = 0.0
+
+    @property
+    def cpu_other(self) -> float:
+        """Cores busy with anything else on the machine: a noisy neighbour shows here."""
+        return max(0.0, self.cpu_machine - self.cpu_own - self.cpu_server - self.cpu_database)
+
+    @property
+    def answered(self) -> int:
+        return sum(len(values) for values in self.latencies.values()) + sum(self.errors.values())
+
+    @property
+    def achieved(self) -> float:
+        return self.answered / self.span if self.span else 0.0
+
+    def p(self, kind: str, q: float) -> float:
+        return percentile(self.latencies[kind], q)
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values()) + self.missed
+
+    @property
+    def held(self) -> bool:
+        return (
+            self.error_count == 0
+            and self.achieved >= 0.95 * self.rate
+            and all(self.latencies[kind] and self.p(kind, 95) <= THRESHOLD_MS for kind in ("next", "submit"))
+        )
+
+    @property
+    def hopeless(self) -> bool:
+        worst = max((self.p(kind, 95) for kind in ("next", "submit") if self.latencies[kind]), default=0.0)
+        return self.achieved < GIVE_UP_RATIO * self.rate or worst > GIVE_UP_P95_MS
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile in milliseconds (NaN for no values)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1] * 1000
+
+
+def run_step(
+    client: Client,
+    idle: deque[Annotator],
+    *,
+    rate: int,
+    seconds: float,
+    threads: int,
+    server: Server | None,
+    arrivals: str,
+    seed: int,
+    factors: tuple[str, ...],
+) -> Step:
+    """Send ``rate`` requests a second for ``seconds`` on a fixed schedule, each to an idle annotator."""
+    step = Step(rate, seconds)
+    schedule_rng = random.Random(seed)
+    count = int(rate * seconds)
+    start = time.perf_counter() + 0.05
+    if arrivals == "poisson":
+        # Many independent people: exponential gaps with the same mean.
+        offsets = list(itertools.accumulate(schedule_rng.expovariate(rate) for _ in range(count)))
+    else:
+        # A constant-rate schedule, as wrk2 uses: the latencies reflect the server, not bursts.
+        offsets = [i / rate for i in range(count)]
+    times = [start + offset for offset in offsets if offset < seconds]
+    end = start + seconds
+    cursor = itertools.count()  # next() on itertools.count is atomic under the GIL
+    lock = threading.Lock()
+    before = cpu_sample(server) if server else None
+    last_done = [start]
+
+    def work(worker: int) -> None:
+        rng = random.Random(seed * 1000 + worker)
+        while True:
+            index = next(cursor)
+            if index >= len(times):
+                return
+            scheduled = times[index]
+            delay = scheduled - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            elif time.perf_counter() > end + GRACE_S:
+                with lock:
+                    step.missed += 1
+                continue
+            try:
+                annotator = idle.popleft()
+            except IndexError:  # every annotator busy or out of work
+                with lock:
+                    step.errors["no idle annotator with work left"] += 1
+                continue
+            kind = "next" if annotator.assignment_id is None else "submit"
+            try:
+                if kind == "next":
+                    next_item(client, annotator)
+                else:
+                    submit(client, annotator, rng, factors)
+            except (HttpError, OSError) as exc:
+                with lock:
+                    step.errors[f"{kind}: {exc}"] += 1
+                annotator.assignment_id = None  # ask the server what this annotator holds
+            else:
+                finished = time.perf_counter()
+                step.latencies[kind].append(finished - scheduled)
+                with lock:
+                    last_done[0] = max(last_done[0], finished)
+            if not annotator.done:
+                idle.append(annotator)
+
+    pool = [threading.Thread(target=work, args=(n,), daemon=True) for n in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    step.span = max(seconds, last_done[0] - start)
+    if server and before:
+        after = cpu_sample(server)
+        wall = after.wall - before.wall
+        step.cpu_own = (after.own - before.own) / wall
+        step.cpu_server = (after.server - before.server) / wall
+        step.cpu_database = (after.database - before.database) / wall
+        # /proc/stat counts every core: scale to "cores busy" like the per-process figures.
+        step.cpu_machine = (after.busy - before.busy) / (after.total - before.total) * (os.cpu_count() or 1)
+    return step
+
+
+# -- the load run ---------------------------------------------------------------------------------
+
+
+def print_step(step: Step) -> None:
+    errors = step.error_count
+    print(
+        f"{step.rate:>6}{step.achieved:>9.1f}"
+        f"{step.p('next', 50):>8.1f}{step.p('next', 95):>8.1f}{step.p('next', 99):>8.1f}"
+        f"{step.p('submit', 50):>8.1f}{step.p('submit', 95):>8.1f}{step.p('submit', 99):>8.1f}"
+        f"{errors:>7}{'yes' if step.held else 'no':>6}"
+        f"{step.cpu_own:>7.2f}{step.cpu_server:>7.2f}{step.cpu_database:>7.2f}{step.cpu_other:>7.2f}",
+        flush=True,
+    )
+
+
+def load(args: argparse.Namespace) -> None:
+    setup_django()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.kinds.copa_likert import FACTORS
+
+    call_command("migrate", verbosity=0)
+    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); load average {os.getloadavg()[0]:.2f}")
+    project = prepare_project(args.items)
+    names = prepare_annotators(project, args.annotators)
+    if removed := reset_work(project):
+        print(f"cleared the annotations, assignments and cursors of an earlier run ({removed} annotations)")
+    # The server's processes hold their own connections: this one would only sit idle.
+    connection.close()
+
+    annotators = [Annotator(name) for name in names]
+    rates = [int(rate) for rate in args.rates.split(",") if rate]
+    factors = tuple(FACTORS)
+    print(
+        f"gunicorn: {args.workers} {args.worker_class} workers x {args.threads} threads; "
+        f"client: {args.threads_client} threads, {args.arrivals} arrivals, {args.seconds:.0f} s per rate"
+    )
+    steps: list[Step] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
+        gunicorn(args.worker_class, args.workers, args.threads, Path(tmp)) as server,
+    ):
+        client = Client(server.port)
+        started = time.perf_counter()
+        # About as many logins at once as the server has workers: each one is a slow password hash.
+        logins, first_visits = log_in_all(client, annotators, max(2, args.workers * args.threads))
+        print(
+            f"logged in {len(annotators)} annotators and opened their workspace in "
+            f"{time.perf_counter() - started:.1f} s (p50 login {percentile(logins, 50):.0f} ms, a password hash "
+            f"each; p50 first visit {percentile(first_visits, 50):.0f} ms)"
+        )
+        # Every annotator now holds an item and would submit next. Half of them ask for it again first,
+        # so that turns interleave and every step sees an even mix of next and submit, not runs of one.
+        for annotator in annotators[::2]:
+            annotator.assignment_id = None
+        idle = deque(annotators)
+        common = {"threads": args.threads_client, "server": server, "arrivals": args.arrivals, "factors": factors}
+        warm = run_step(client, idle, rate=rates[0], seconds=args.warmup, seed=0, **common)
+        print(f"warm-up: {warm.answered} requests at {rates[0]}/s, not counted")
+        print()
+        print(
+            f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
+            "client = this generator, server = gunicorn, pg = every postgres process, other = the rest"
+        )
+        print(
+            f"{'rate':>6}{'achieved':>9}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}{'errors':>7}{'held':>6}"
+            f"{'client':>7}{'server':>7}{'pg':>7}{'other':>7}"
+        )
+        print(f"{'':>6}{'req/s':>9}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}")
+        for number, rate in enumerate(rates, start=1):
+            step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
+            steps.append(step)
+            print_step(step)
+            if step.hopeless and rate != rates[-1]:
+                print(f"stopping the ramp: {rate}/s is far beyond what the server holds")
+                break
+            time.sleep(1.0)  # let queues drain so one step's backlog does not spill into the next
+        if server.process.poll() is not None:
+            raise SystemExit(f"gunicorn died during the run:\n{server.log.read_text()[-3000:]}")
+
+    forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
+    reset_work(project)  # the items and accounts stay for the next run; the work it did goes
+    report(steps)
+
+
+def report(steps: list[Step]) -> None:
+    print()
+    for step in steps:
+        if step.errors or step.missed:
+            shown = ", ".join(f"{reason} x{n}" for reason, n in step.errors.most_common(3))
+            missed = f"{step.missed} not sent in time" if step.missed else ""
+            print(f"{step.rate}/s errors: {', '.join(filter(None, (shown, missed)))}")
+    cpu = [step.cpu_own for step in steps]
+    if cpu:
+        print(f"load generator CPU: {min(cpu):.2f}-{max(cpu):.2f} cores (its own threads, from getrusage)")
+    held = [step for step in steps if step.held]
+    chosen = max(held, key=lambda step: step.rate) if held else min(steps, key=lambda step: step.rate)
+    best = chosen.rate if held else 0
+    print(f"highest rate held with p95 <= {THRESHOLD_MS:.0f} ms for next and submit: {best or 'none'} req/s")
+    print(
+        f"RESULT max_rate_p95_50ms={best} next_p95_ms={chosen.p('next', 95):.1f} "
+        f"submit_p95_ms={chosen.p('submit', 95):.1f}"
+    )
+
+
+# -- in-process profile: SQL per request and hot spots --------------------------------------------
+
+
+# (what, file, functions): disjoint parts of a request, summed from cProfile's cumulative times.
+COST_CENTRES = (
+    ("SQL: send, wait, fetch (cursor.execute)", "django/db/backends/utils.py", {"execute", "executemany"}),
+    ("SQL: building statements (compiler as_sql)", "django/db/models/sql/compiler.py", {"as_sql"}),
+    ("ORM: rows to model instances (Model.from_db)", "django/db/models/base.py", {"from_db"}),
+    ("templates: rendering the item partial", "django/template/backends/django.py", {"render"}),
+    ("value validation (TaskKind.check_value)", "annotation/kinds/base.py", {"check_value"}),
+)
+
+
+class QueryLog:
+    """Each statement a request sends, with its own duration (a ``connection.execute_wrapper``).
+
+    Django's debug query log rounds durations to whole milliseconds; most statements here take less.
+    Transaction control (BEGIN, COMMIT) does not pass through it: each atomic block adds those two.
+    """
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, float]] = []
+
+    def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict) -> Any:
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.rows.append((sql, time.perf_counter() - started))
+
+
+@dataclass
+class Sample:
+    seconds: float
+    queries: list[tuple[str, float]]
+    profiled: bool
+
+
+def profile(args: argparse.Namespace) -> None:
+    """Run the two views in-process through Django's test client: SQL per request and cProfile."""
+    setup_django()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client as DjangoClient
+
+    from annotation.kinds.copa_likert import FACTORS
+
+    call_command("migrate", verbosity=0)
+    project = prepare_project(args.items)
+    names = prepare_annotators(project, args.annotators)
+    if removed := reset_work(project):
+        print(f"cleared the annotations, assignments and cursors of an earlier run ({removed} annotations)")
+    users = list(get_user_model().objects.filter(username__in=names[:20]))
+    rng = random.Random(0)
+    profiler = cProfile.Profile()
+    samples: dict[str, list[Sample]] = {"next (claim)": [], "next (held)": [], "submit": []}
+    clients = []
+    for user in users:
+        client = DjangoClient(HTTP_HOST=HOST)
+        client.force_login(user)
+        # The first request of a client loads the middleware (WhiteNoise scans the static files) and
+        # imports lazily imported modules: a start-up cost, not a per-request one.
+        client.get("/accounts/login/")
+        clients.append(client)
+
+    def measured(label: str, call, profiled: bool) -> bytes:
+        log = QueryLog()
+        with connection.execute_wrapper(log):
+            started = time.perf_counter()
+            if profiled:
+                profiler.enable()
+            response = call()
+            if profiled:
+                profiler.disable()
+            seconds = time.perf_counter() - started
+        if response.status_code != 200:
+            raise SystemExit(f"{label}: HTTP {response.status_code}")
+        samples[label].append(Sample(seconds, log.rows, profiled))
+        return response.content
+
+    requests = 0
+    for number, client in enumerate(clients):  # each annotator's first visit claims an item
+        page = measured("next (claim)", lambda c=client: c.get(f"/p/{SLUG}/annotate/", HTTP_HX_REQUEST="true"), False)
+        requests += 1
+        if ASSIGNMENT_RE.search(page) is None:
+            raise SystemExit(f"annotator {number} got no item")
+    # Every other round runs under cProfile, the rest give wall times without its overhead.
+    for number, client in enumerate(itertools.cycle(clients)):
+        if requests >= args.profile:
+            break
+        profiled = (number // len(clients)) % 2 == 0
+        page = measured("next (held)", lambda c=client: c.get(f"/p/{SLUG}/annotate/", HTTP_HX_REQUEST="true"), profiled)
+        found, key = ASSIGNMENT_RE.search(page), KEY_RE.search(page)
+        if found is None or key is None:
+            raise SystemExit("the workspace page has no item to submit")
+        form = {code: str(rng.randrange(3)) for code in FACTORS}
+        form["idempotency_key"] = key.group(1).decode()
+        path = f"/p/{SLUG}/annotate/{int(found.group(1))}/submit/"
+        measured("submit", lambda c=client, p=path, f=form: c.post(p, f, HTTP_HX_REQUEST="true"), profiled)
+        requests += 2
+    reset_work(project)  # leave no annotations behind for the next run to clear
+    print_profile(samples, profiler, requests)
+
+
+def print_profile(samples: dict[str, list[Sample]], profiler: cProfile.Profile, requests: int) -> None:
+    print(f"in-process, {requests} requests through the full middleware stack (DEBUG off)")
+    print("wall ms: requests not under cProfile (all for 'next (claim)'); SQL ms: time inside cursor.execute")
+    for label, rows in samples.items():
+        timed = [row for row in rows if not row.profiled] or rows
+        counts = [len(row.queries) for row in rows]
+        sql_ms = sum(sum(d for _, d in row.queries) for row in timed) / len(timed) * 1000
+        wall_ms = sum(row.seconds for row in timed) / len(timed) * 1000
+        print(
+            f"  {label:<14}{len(rows):>4} requests  wall {wall_ms:5.1f} ms  SQL {sql_ms:5.1f} ms  "
+            f"other {wall_ms - sql_ms:5.1f} ms  statements {sum(counts) / len(counts):.0f} "
+            f"(min {min(counts)}, max {max(counts)})"
+        )
+    for label, rows in samples.items():
+        typical = rows[len(rows) // 2].queries
+        same_shape = [row.queries for row in rows if len(row.queries) == len(typical)]
+        print(f"\nstatements of a '{label}' request (mean ms over {len(same_shape)} requests of that shape):")
+        for position, (sql, _) in enumerate(typical):
+            mean_ms = sum(queries[position][1] for queries in same_shape) / len(same_shape) * 1000
+            print(f"  {mean_ms:6.2f}  {' '.join(sql.split())[:140]}")
+    stats = pstats.Stats(profiler).stats
+    profiled = sum(row.profiled for rows in samples.values() for row in rows)
+    total = sum(cumulative for (_, _, name), (_, _, _, cumulative, _) in stats.items() if name == "generic")
+    print(f"\nwhere the time goes ({profiled} requests under cProfile, which inflates the Python parts):")
+    rest = total
+    for title, path, names in COST_CENTRES:
+        spent = sum(
+            cumulative
+            for (filename, _, name), (_, _, _, cumulative, _) in stats.items()
+            if filename.endswith(path) and name in names
+        )
+        rest -= spent
+        print(f"  {spent / profiled * 1000:6.2f} ms/request {spent / total:6.1%}  {title}")
+    print(f"  {rest / profiled * 1000:6.2f} ms/request {rest / total:6.1%}  the rest: middleware, views, ORM set-up")
+    print(f"\ntop functions by own time ({profiled} requests under cProfile; ms in all):")
+    rows = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)
+    for (filename, line, name), (_, calls, own, cumulative, _) in rows[:15]:
+        print(f"  {own * 1000:8.1f} {cumulative * 1000:9.1f} {calls:>7}  {short_path(filename)}:{line}({name})")
+    print("\nthe app's own functions by cumulative time (same requests):")
+    ours = [row for row in rows if is_app_code(row[0][0])]
+    for (filename, line, name), (_, calls, own, cumulative, _) in sorted(ours, key=lambda kv: kv[1][3], reverse=True)[
+        :20
+    ]:
+        print(f"  {own * 1000:8.1f} {cumulative * 1000:9.1f} {calls:>7}  {short_path(filename)}:{line}({name})")
+
+
+def is_app_code(filename: str) -> bool:
+    return filename.startswith(str(ROOT)) and not any(part in filename for part in ("/.venv/", "/bench/"))
+
+
+def short_path(filename: str) -> str:
+    return filename.split("site-packages/")[-1].replace(str(ROOT) + "/", "")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=100_000, help="items in the project")
+    parser.add_argument("--annotators", type=int, default=1000, help="annotator accounts logged in")
+    parser.add_argument("--rates", default=DEFAULT_RATES, help="comma-separated request rates (req/s)")
+    parser.add_argument("--seconds", type=float, default=15.0, help="seconds per rate")
+    parser.add_argument("--warmup", type=float, default=4.0, help="seconds at the first rate, not counted")
+    parser.add_argument("--arrivals", choices=("uniform", "poisson"), default="uniform", help="request schedule")
+    # Two processes use both cores despite the GIL; four threads each keep a core busy while other
+    # requests wait on their SQL round trips, and unlike sync workers gthread keeps connections
+    # alive, as browsers and htmx expect when no buffering proxy sits in front (see bench/README.md).
+    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
+    args = parser.parse_args(argv)
+    if args.items < 1 or args.annotators < 1:
+        parser.error("--items and --annotators must be at least 1")
+    if args.threads_client >= args.annotators:
+        parser.error("--threads-client must be below --annotators (each thread needs an idle annotator)")
+    # A SIGTERM should stop gunicorn too: turn it into the exit that runs the cleanup.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.profile:
+        profile(args)
+    else:
+        load(args)
+
+
+if __name__ == "__main__":
+    main()

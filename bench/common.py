@@ -1,0 +1,42 @@
+"""What the benches share: Django set-up from a script, and honest peak-memory readings."""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB.
+
+    Linux carries ru_maxrss across fork and exec, so a child started by subprocess or
+    multiprocessing reports at least its parent's peak; VmHWM belongs to the current address
+    space alone. ru_maxrss (KiB on Linux) is the fallback where /proc is missing.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

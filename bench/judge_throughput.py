@@ -1,0 +1,224 @@
+"""LLM pre-annotation throughput: CoPA items through the openai backend on real Celery workers.
+
+A local OpenAI-compatible server (``judges.fake_server``, in its own process) answers every request
+at once with a valid answer, so the time measured is Concord's own: building prompts, the openai
+client, reading and checking answers, Celery and the database. Worker processes (``celery worker
+--pool=solo``, one per ``--workers``) run the chunks as in production.
+
+    python bench/judge_throughput.py [--items 10000] [--workers 2] [--concurrency 32] [--chunk-size 100]
+
+It prints the run's items/s, the workers' CPU time per item (the app's overhead per item: what a
+worker spends for each item an LLM server answers), the same figure for the openai client alone
+(the floor no app on this client can beat), and the fake server's CPU per item. The last line is
+``RESULT items_per_s=<n> overhead_ms=<n>``. The database and broker are those of the environment
+(DATABASE_URL, CELERY_BROKER_URL), as for the app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SLUG = "bench-judge-copa"
+WARMUP_SLUG = "bench-judge-warmup"
+CLIENT_FLOOR_REQUESTS = 2000
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "judges.fake_server", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server
+        except OSError:
+            time.sleep(0.05)
+    server.kill()
+    raise SystemExit("the local LLM server did not start")
+
+
+def start_workers(count: int, log: Path) -> list[subprocess.Popen]:
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=warning"]
+    command += ["--without-heartbeat", "--without-gossip", "--without-mingle"]
+    env = {**os.environ, "CELERY_TASK_ALWAYS_EAGER": "false"}
+    with log.open("ab") as output:
+        return [
+            subprocess.Popen(
+                [*command, "-n", f"bench{n}@%h"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+            )
+            for n in range(count)
+        ]
+
+
+def fresh_project(slug: str, items: int):
+    from annotation.kinds import get_kind
+    from annotation.models import Item, Project
+    from annotation.services import project_create
+    from annotation.synthetic import synthetic_records
+
+    Project.objects.filter(slug=slug).delete()
+    project = project_create(slug=slug, kind="copa_likert", title="Judge benchmark")
+    records = synthetic_records(get_kind("copa_likert"), items)
+    Item.objects.bulk_create(
+        (Item(project=project, external_id=r.pop("external_id"), payload=r) for r in records), batch_size=2000
+    )
+    return project
+
+
+def run_to_end(judge, project, *, concurrency: int, chunk_size: int, timeout: float) -> tuple[object, float]:
+    from judges.models import JudgeRun
+    from judges.services import judge_run_start
+    from judges.tasks import judge_run_dispatch
+
+    started = time.perf_counter()
+    run = judge_run_start(judge=judge, project=project, concurrency=concurrency, chunk_size=chunk_size)
+    judge_run_dispatch(run_id=run.pk)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = JudgeRun.objects.get(pk=run.pk)
+        if not run.is_active:
+            return run, time.perf_counter() - started
+        time.sleep(0.02)
+    raise SystemExit(f"run {run.pk} did not finish within {timeout:.0f} s ({run.done_count}/{run.total} done)")
+
+
+def client_floor(base_url: str, *, concurrency: int) -> tuple[float, float]:
+    """CPU ms per request and requests/s of the bare openai client against the same server."""
+    import openai
+
+    from annotation.kinds import get_kind
+    from judges.prompting import get_prompt
+
+    prompt = get_prompt("copa_likert_evaluation")
+    request = prompt.build(item_id=0, payload=get_kind("copa_likert").example_payload())
+
+    async def main() -> None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=30)
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one() -> None:
+            async with slots:
+                response = await client.chat.completions.create(
+                    model="bench",
+                    messages=request.messages,
+                    temperature=0.0,
+                    max_completion_tokens=2048,
+                    seed=42,
+                    response_format={
+                        "type": "json_schema",
+                        "json_schema": {"name": prompt.name, "schema": request.schema, "strict": True},
+                    },
+                )
+                assert response.choices[0].message.content
+
+        await asyncio.gather(*(one() for _ in range(CLIENT_FLOOR_REQUESTS)))
+        await client.close()
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(main())
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return 1000 * cpu / CLIENT_FLOOR_REQUESTS, CLIENT_FLOOR_REQUESTS / wall
+
+
+def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
+    setup_django()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.models import Project
+    from judges.models import Judge, Suggestion
+    from judges.services import judge_get_or_create
+
+    call_command("migrate", verbosity=0)
+    broker = os.environ.get("CELERY_BROKER_URL", "filesystem://").split("://")[0]
+    print(f"database: {connection.vendor}; broker: {broker}; {items} CoPA items, {workers} worker processes")
+    log = Path(tempfile.gettempdir()) / f"concord-judge-bench-workers-{os.getpid()}.log"
+    print(f"worker logs: {log}")
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    server = start_server(port)
+    processes: list[subprocess.Popen] = []
+    try:
+        judge, _ = judge_get_or_create(
+            kind="copa_likert", backend="openai", name="bench", model="bench", base_url=base_url, seed=42
+        )
+        processes = start_workers(workers, log)
+        # A small run first: the workers are up, imported and connected before the clock starts.
+        run_to_end(judge, fresh_project(WARMUP_SLUG, 50 * workers), concurrency=concurrency, chunk_size=25, timeout=120)
+        project = fresh_project(SLUG, items)
+        before = {p.pid: cpu_seconds(p.pid) for p in [*processes, server]}
+        run, seconds = run_to_end(judge, project, concurrency=concurrency, chunk_size=chunk_size, timeout=600)
+        after = {p.pid: cpu_seconds(p.pid) for p in [*processes, server]}
+        stored = Suggestion.objects.filter(run=run, status="ok").count()
+        if (run.status, run.ok_count, stored) != ("completed", items, items):
+            raise SystemExit(f"run ended {run.status} with {run.ok_count} ok and {stored} stored of {items}")
+        worker_cpu = sum(after[p.pid] - before[p.pid] for p in processes)
+        server_cpu = after[server.pid] - before[server.pid]
+        floor_ms, floor_rate = client_floor(base_url, concurrency=concurrency)
+    finally:
+        for process in [*processes, server]:
+            process.terminate()
+        for process in [*processes, server]:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        Project.objects.filter(slug__in=[SLUG, WARMUP_SLUG]).delete()
+        Judge.objects.filter(name="bench", runs__isnull=True).delete()
+
+    rate = items / seconds
+    overhead_ms = 1000 * worker_cpu / items
+    print(f"{'run':<44}{seconds:>8.2f} s{rate:>10.0f} items/s")
+    print(f"{'workers CPU per item (the app overhead)':<44}{overhead_ms:>8.2f} ms")
+    print(f"{'  of which the openai client alone':<44}{floor_ms:>8.2f} ms  ({floor_rate:.0f} requests/s, one process)")
+    print(f"{'local LLM server CPU per item':<44}{1000 * server_cpu / items:>8.2f} ms")
+    print(f"{'CPU cores on this machine':<44}{os.cpu_count():>8}")
+    print(f"RESULT items_per_s={rate:.0f} overhead_ms={overhead_ms:.2f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
+    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight per worker")
+    parser.add_argument("--chunk-size", type=int, default=100, help="items per Celery task")
+    args = parser.parse_args(argv)
+    if min(args.items, args.workers, args.concurrency, args.chunk_size) < 1:
+        parser.error("--items, --workers, --concurrency and --chunk-size must be at least 1")
+    bench(args.items, args.workers, args.concurrency, args.chunk_size)
+
+
+if __name__ == "__main__":
+    main()

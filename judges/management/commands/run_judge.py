@@ -1,0 +1,134 @@
+"""run_judge SLUG --backend openai|vllm|baseline [--model M] [--base-url URL] [--prompt NAME]
+[--concurrency N] [--seed S] [--wait]
+
+Exit codes are a contract (docs/cli.md): 0 success, 1 bad input, 2 usage error. The run's JSON goes
+to stdout; with --wait, progress goes to stderr while the workers run it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ValidationFailed
+from annotation.models import Project
+from config.celery import app
+from judges.backends import backend_names, get_backend
+from judges.errors import MODEL_REQUIRED, JudgeError
+from judges.models import MAX_CONCURRENCY, JudgeRun
+from judges.selectors import run_progress
+from judges.services import DEFAULT_SEED, judge_get_or_create, judge_run_start
+from judges.tasks import judge_run_dispatch
+
+BAD_INPUT, USAGE = 1, 2
+POLL_SECONDS = 0.5
+LOG_EVERY_SECONDS = 5.0  # progress lines when stderr is not a terminal (logs, pipelines)
+
+
+def plain(text: str) -> str:
+    """Progress is not an error: no red on a terminal."""
+    return text
+
+
+class Command(BaseCommand):
+    help = "Pre-annotate a project's items with an LLM judge or a baseline, on the Celery workers."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="project slug")
+        parser.add_argument("--backend", required=True, choices=backend_names())
+        parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
+        parser.add_argument("--base-url", default="", help="OpenAI-compatible server; default: OPENAI_BASE_URL")
+        parser.add_argument("--prompt", default="", help="NAME or NAME.vN; default: the kind's default prompt")
+        parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
+        parser.add_argument(
+            "--seed", type=int, default=DEFAULT_SEED, help="sampling seed; orders multiple-choice options"
+        )
+        parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
+
+    def handle(self, *args, **o) -> None:
+        if o["concurrency"] is not None and not 1 <= o["concurrency"] <= MAX_CONCURRENCY:
+            raise CommandError(f"--concurrency must be between 1 and {MAX_CONCURRENCY}", returncode=USAGE)
+        if get_backend(o["backend"]).needs_model and not (o["model"] or settings.JUDGE_MODEL):
+            raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
+        try:
+            project = Project.objects.get(slug=o["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project with slug {o['slug']!r}", returncode=BAD_INPUT) from None
+        try:
+            judge, created = judge_get_or_create(
+                kind=project.kind,
+                backend=o["backend"],
+                model=o["model"],
+                base_url=o["base_url"],
+                prompt=o["prompt"],
+                seed=o["seed"],
+            )
+            run = judge_run_start(judge=judge, project=project, concurrency=o["concurrency"])
+        except (JudgeError, ValidationFailed) as exc:
+            raise CommandError(exc.message, returncode=BAD_INPUT) from None
+        judge_run_dispatch(run_id=run.pk)
+        summary = {
+            "project": project.slug,
+            "kind": project.kind,
+            "judge": judge.pk,
+            "judge_created": created,
+            "label": judge.backend_label,
+            "baseline": judge.is_baseline,
+            "backend": judge.backend,
+            "model": judge.model,
+            "prompt": judge.prompt_key,
+            "seed": judge.seed,
+        }
+        if o["wait"]:
+            run = self._wait(run, show=o["verbosity"] > 0)
+        progress = run_progress(run=JudgeRun.objects.get(pk=run.pk))
+        self.stdout.write(json.dumps({**summary, **progress.as_dict()}))
+        if progress.run.status in (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED):
+            raise CommandError(
+                f"run {run.pk} {progress.run.get_status_display().lower()}: {progress.run.last_error or 'no reason'}",
+                returncode=BAD_INPUT,
+            )
+
+    def _wait(self, run: JudgeRun, *, show: bool) -> JudgeRun:
+        if app.conf.task_always_eager:
+            # Tasks ran in this process and are over; a run still running now has no worker left to finish it.
+            run = JudgeRun.objects.get(pk=run.pk)
+            if run.is_active:
+                errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"
+                raise CommandError(f"run {run.pk} did not finish in this process: {errors}", returncode=BAD_INPUT)
+            if show:
+                self.stderr.write(self._progress_line(run), style_func=plain)
+            return run
+        tty = self.stderr.isatty()
+        last_line = 0.0
+        try:
+            while True:
+                run = JudgeRun.objects.get(pk=run.pk)
+                now = time.monotonic()
+                finished = not run.is_active
+                if show and (finished or tty or now - last_line >= LOG_EVERY_SECONDS):
+                    last_line = now
+                    line = ("\r" if tty else "") + self._progress_line(run)
+                    self.stderr.write(line, style_func=plain, ending="" if tty else "\n")
+                    self.stderr.flush()
+                if finished:
+                    if show and tty:
+                        self.stderr.write("")
+                    return run
+                time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            self.stderr.write(f"\nstopped waiting; run {run.pk} goes on in the workers (cancel it on its page)")
+            raise SystemExit(130) from None
+
+    @staticmethod
+    def _progress_line(run: JudgeRun) -> str:
+        p = run_progress(run=run)
+        rate = f", {p.items_per_s:.1f} items/s" if p.items_per_s else ""
+        eta = f", ETA {p.eta_text}" if p.eta_text else ""
+        return (
+            f"run {run.pk} {run.status}: {p.done}/{run.total} done "
+            f"({run.ok_count} ok, {run.failed_count} failed){rate}{eta}"
+        )

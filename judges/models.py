@@ -1,0 +1,217 @@
+"""Judges (configured LLM calls), their runs over a project, the run's chunks, and suggestions.
+
+A suggestion is keyed by (judge, item, prompt hash): rerunning a judge, redelivering a chunk or
+resuming a killed run finds the row already there instead of adding another. A suggestion is either
+``ok`` with a value in the task kind's annotation schema, or ``failed`` with the raw output and the
+reason; the database refuses any other combination, so a failure can never be read as a score.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Item, Project
+
+#: Requests in flight per worker process; far beyond what one process can usefully keep open.
+MAX_CONCURRENCY = 1024
+
+
+class Backend(models.TextChoices):
+    OPENAI = "openai", "OpenAI-compatible server"
+    VLLM = "vllm", "vLLM in-process (GPU workers)"
+    BASELINE = "baseline", "Baseline (no LLM)"
+
+
+class Judge(models.Model):
+    """One configured call: backend, model, prompt template and version, sampling parameters, seed.
+
+    ``fingerprint`` hashes every field that can change an output, so one configuration is one row
+    and its suggestions are never split between look-alike judges.
+    """
+
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=50)
+    backend = models.CharField(max_length=10, choices=Backend.choices)
+    model = models.CharField(max_length=200, blank=True, help_text="Model name; empty for baselines.")
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="OpenAI-compatible server, e.g. http://gpu-1:8000/v1 (openai backend)."
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key; empty means OPENAI_API_KEY. "
+        "The key itself is never stored.",
+    )
+    prompt_name = models.CharField(max_length=100)
+    prompt_version = models.PositiveIntegerField()
+    temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
+    max_tokens = models.PositiveIntegerField(default=2048, validators=[MinValueValidator(1)])
+    seed = models.BigIntegerField(
+        null=True, blank=True, help_text="Sampling seed; for multiple-choice prompts it also orders the options."
+    )
+    fingerprint = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.backend_label})"
+
+    @property
+    def prompt_key(self) -> str:
+        return f"{self.prompt_name}.v{self.prompt_version}"
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.backend == Backend.BASELINE
+
+    @property
+    def backend_label(self) -> str:
+        """How the judge is named wherever it appears: a baseline is never passed off as an LLM."""
+        if self.is_baseline:
+            return "baseline"
+        return f"{self.backend} · {self.model}"
+
+
+class JudgeRun(models.Model):
+    """A judge applied to a project's items. The row is the run's state: workers resume from it."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Stopped on an error"
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    concurrency = models.PositiveSmallIntegerField(
+        default=16, validators=[MinValueValidator(1), MaxValueValidator(MAX_CONCURRENCY)]
+    )
+    chunk_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
+    #: The run covers the project's items up to this id: items imported later belong to a later run.
+    last_item_id = models.BigIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    pending_count = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    #: Only the watcher holding the newest token keeps rescheduling itself.
+    watch_token = models.CharField(max_length=32, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    #: Rate and ETA are measured from the last (re)start, over the items done since then.
+    resumed_at = models.DateTimeField(null=True, blank=True)
+    done_at_resume = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status"], name="judgerun_by_project_status")]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge} on {self.project}"
+
+    @property
+    def done_count(self) -> int:
+        return self.ok_count + self.failed_count
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.RUNNING
+
+
+class JudgeChunk(models.Model):
+    """A slice of a run's items (an id range), claimed by one worker at a time under a lease.
+
+    A worker renews its lease while it works; a chunk whose lease ran out (its worker was killed) is
+    handed out again. Only the holder of ``claim_token`` may record the chunk's results.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    first_item_id = models.BigIntegerField()
+    last_item_id = models.BigIntegerField()
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    #: Times a worker claimed the chunk; a chunk claimed too often stops the run with its last error.
+    attempts = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    #: Times the chunk was sent to the broker; resends of a waiting chunk back off by doubling.
+    sends = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="judgechunk_unique_number")]
+        indexes = [models.Index(fields=["run", "status"], name="judgechunk_by_run_status")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of run {self.run_id} ({self.status})"
+
+
+class Suggestion(models.Model):
+    """A judge's output for one item: a value in the kind's annotation schema, or a failure with its reason."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="suggestions")
+    #: The run that produced the row as it stands (a rerun that retries a failed item takes it over).
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="suggestions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="suggestions")
+    #: SHA-256 of the rendered messages and output schema (of the method and input, for baselines).
+    prompt_sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=6, choices=Status.choices)
+    value = models.JSONField(null=True, blank=True)
+    raw_output = models.TextField(blank=True)
+    failure_reason = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    tokens_in = models.PositiveIntegerField(null=True, blank=True)
+    tokens_out = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item_id", "-updated_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "item", "prompt_sha256"], name="suggestion_unique_per_prompt"),
+            # The rule the papers' own pipelines break: a failed parse is a failure, never a score.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="ok", value__isnull=False, failure_reason="")
+                    | (Q(status="failed", value__isnull=True) & ~Q(failure_reason=""))
+                ),
+                name="suggestion_ok_has_value_failed_has_reason",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["judge", "item"], name="suggestion_by_judge_item"),
+            models.Index(fields=["run", "status"], name="suggestion_by_run_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.item}: {self.status}"
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.judge.backend == Backend.BASELINE

@@ -1,0 +1,137 @@
+"""Reads: runs, their progress, and the suggestions other apps use (annotators' view, agreement)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotation.models import Item, Project
+from judges.models import Judge, JudgeRun, Suggestion
+
+
+def runs_for_project(*, project: Project) -> QuerySet[JudgeRun]:
+    """The project's runs, newest first, with their judges."""
+    return JudgeRun.objects.filter(project=project).select_related("judge").order_by("-created_at", "-id")
+
+
+def running_run_ids() -> list[int]:
+    return list(JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).values_list("pk", flat=True))
+
+
+def judges_for_kind(*, kind: str) -> QuerySet[Judge]:
+    return Judge.objects.filter(kind=kind).order_by("name", "id")
+
+
+def _run_suggestions(run: JudgeRun) -> QuerySet[Suggestion]:
+    """A run's suggestions: those of its judge on its project, whichever run of the judge stored them.
+
+    A rerun keeps the judge's OK suggestions instead of asking again (the rows stay with the run that
+    made them), so a run's results are the judge's answers on the project.
+    """
+    return Suggestion.objects.filter(judge_id=run.judge_id, item__project_id=run.project_id)
+
+
+def suggestion_values(*, run_id: int) -> Iterator[tuple[int, dict]]:
+    """(item id, value) of the run's OK suggestions, in item order. Failed items are absent, never zeros."""
+    run = JudgeRun.objects.get(pk=run_id)
+    previous = None
+    rows = (
+        _run_suggestions(run)
+        .filter(status=Suggestion.Status.OK)
+        .order_by("item_id", "-updated_at", "-id")
+        .values_list("item_id", "value")
+    )
+    for item_id, value in rows.iterator(chunk_size=2000):
+        # An item judged under two prompt hashes (its payload changed) counts once: the newest answer.
+        if item_id != previous:
+            previous = item_id
+            yield item_id, value
+
+
+def suggestion_for_display(*, item: Item) -> Suggestion | None:
+    """The suggestion an annotator may see for ``item``, or None.
+
+    It is the newest OK suggestion of the project's most recent running or completed run for the
+    item's kind, provided its value still passes the kind's checks. Whether the project shows it at
+    all is the caller's decision (the project's exposure setting).
+    """
+    project = item.project
+    run = (
+        JudgeRun.objects.filter(
+            project_id=project.pk,
+            judge__kind=project.kind,
+            status__in=(JudgeRun.Status.RUNNING, JudgeRun.Status.COMPLETED),
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if run is None:
+        return None
+    suggestion = (
+        Suggestion.objects.filter(judge_id=run.judge_id, item=item, status=Suggestion.Status.OK)
+        .select_related("run__judge", "judge")
+        .order_by("-updated_at", "-id")
+        .first()
+    )
+    if suggestion is None or project.task_kind.check_value(suggestion.value, payload=item.payload):
+        return None
+    return suggestion
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    run: JudgeRun
+    items_per_s: float | None
+    eta_seconds: float | None
+
+    @property
+    def done(self) -> int:
+        return self.run.done_count
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.run.total) if self.run.total else 100
+
+    @property
+    def eta_text(self) -> str:
+        if self.eta_seconds is None:
+            return ""
+        minutes, seconds = divmod(round(self.eta_seconds), 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+    def as_dict(self) -> dict:
+        run = self.run
+        return {
+            "run": run.pk,
+            "status": run.status,
+            "total": run.total,
+            "ok": run.ok_count,
+            "failed": run.failed_count,
+            "pending": run.pending_count,
+            "items_per_s": None if self.items_per_s is None else round(self.items_per_s, 1),
+            "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds),
+            "last_error": run.last_error,
+        }
+
+
+def run_progress(*, run: JudgeRun) -> RunProgress:
+    """Done / failed / total from the run row; items/s over the time since the run last (re)started."""
+    end = run.finished_at if run.finished_at and not run.is_active else timezone.now()
+    rate = eta = None
+    if run.resumed_at is not None:
+        seconds = (end - run.resumed_at).total_seconds()
+        done_since = run.done_count - run.done_at_resume
+        if seconds > 0 and done_since > 0:
+            rate = done_since / seconds
+            if run.is_active:
+                eta = run.pending_count / rate
+    return RunProgress(run=run, items_per_s=rate, eta_seconds=eta)
+
+
+def failed_suggestions(*, run: JudgeRun) -> QuerySet[Suggestion]:
+    """The run's failed items with their raw output and reason, in item order."""
+    return _run_suggestions(run).filter(status=Suggestion.Status.FAILED).select_related("item").order_by("item_id")

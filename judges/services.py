@@ -1,0 +1,361 @@
+"""Writes: judges, runs and their lifecycle (start, cancel, resume, watch). Keyword-only and atomic.
+
+Services never enqueue Celery tasks themselves (tasks import services, not the reverse): callers
+send what a service returns through ``judges.tasks.judge_run_dispatch`` on commit.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from annotation.errors import FieldError, ValidationFailed
+from annotation.kinds import kind_choices
+from annotation.models import Item, Project
+from judges.backends import backend_names, get_backend
+from judges.errors import (
+    CANNOT_CANCEL,
+    CANNOT_RESUME,
+    CHUNK_GAVE_UP,
+    JUDGE_EXISTS,
+    KIND_MISMATCH,
+    MODEL_REQUIRED,
+    RUN_ALREADY_ACTIVE,
+    UNKNOWN_BACKEND,
+    UNKNOWN_PROMPT,
+    JudgeExists,
+    JudgeInvalid,
+    RunStateError,
+)
+from judges.models import Judge, JudgeChunk, JudgeRun
+from judges.prompting import Prompt, get_prompt, prompts_for, sha256_json
+
+DEFAULT_SEED = 42  # the generation seed of IntentGrasp's experiments (paper 002, Appendix B.1)
+DEFAULT_MAX_TOKENS = 2048  # likewise
+
+
+# -- judges -----------------------------------------------------------------------------------------
+
+
+def judge_prompt(*, kind: str, backend: str, prompt: str = "") -> Prompt:
+    """The prompt a judge of ``kind`` on ``backend`` uses: the one named, or the kind's default."""
+    allowed = prompts_for(kind=kind, backend=backend)
+    if not prompt and allowed:
+        return allowed[0]
+    try:
+        chosen = get_prompt(prompt)
+    except KeyError:
+        chosen = None
+    if chosen is None or chosen not in allowed:
+        known = ", ".join(p.key for p in allowed) or "none"
+        raise JudgeInvalid(UNKNOWN_PROMPT.format(prompt=prompt, kind=kind, backend=backend, known=known))
+    return chosen
+
+
+def _judge_config(
+    *,
+    kind: str,
+    backend: str,
+    model: str,
+    base_url: str,
+    api_key_env: str,
+    prompt: str,
+    temperature: float,
+    max_tokens: int,
+    seed: int | None,
+) -> dict[str, Any]:
+    if kind not in dict(kind_choices()):
+        raise JudgeInvalid(f"unknown task kind {kind!r}")
+    if backend not in backend_names():
+        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(backend_names())))
+    engine = get_backend(backend)
+    chosen = judge_prompt(kind=kind, backend=backend, prompt=prompt)
+    if engine.is_baseline:
+        # A baseline has no model or server; keeping them empty keeps one baseline config one judge.
+        model, base_url, api_key_env, temperature, max_tokens = "", "", "", 0.0, DEFAULT_MAX_TOKENS
+    else:
+        model = model.strip() or settings.JUDGE_MODEL
+        if not model:
+            raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
+    if backend == "openai":
+        # The server is part of the judge: it stays the same even if the default in the environment changes.
+        base_url = base_url.strip() or settings.OPENAI_BASE_URL
+    else:
+        base_url, api_key_env = "", ""
+    return {
+        "kind": kind,
+        "backend": backend,
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env.strip(),
+        "prompt_name": chosen.name,
+        "prompt_version": chosen.version,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "seed": seed,
+    }
+
+
+def _fingerprint(config: dict[str, Any]) -> str:
+    # The key's variable name does not change an output; everything else may.
+    return sha256_json({k: v for k, v in config.items() if k != "api_key_env"})
+
+
+def _default_name(config: dict[str, Any]) -> str:
+    who = "baseline" if config["backend"] == "baseline" else config["model"].rsplit("/", 1)[-1]
+    seed = "" if config["seed"] is None else f" seed {config['seed']}"
+    return f"{who} · {config['prompt_name']}.v{config['prompt_version']}{seed}"[:100]
+
+
+def judge_get_or_create(
+    *,
+    kind: str,
+    backend: str,
+    name: str = "",
+    model: str = "",
+    base_url: str = "",
+    api_key_env: str = "",
+    prompt: str = "",
+    temperature: float = 0.0,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    seed: int | None = DEFAULT_SEED,
+    created_by: Any = None,
+) -> tuple[Judge, bool]:
+    """The judge with this configuration, created if there is none. JudgeInvalid if it cannot work."""
+    config = _judge_config(
+        kind=kind,
+        backend=backend,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        prompt=prompt,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+    )
+    fingerprint = _fingerprint(config)
+    existing = Judge.objects.filter(fingerprint=fingerprint).first()
+    if existing is not None:
+        return existing, False
+    judge = Judge(name=name.strip() or _default_name(config), fingerprint=fingerprint, created_by=created_by, **config)
+    try:
+        judge.full_clean()
+    except ValidationError as exc:
+        raise ValidationFailed([FieldError(f, "; ".join(m)) for f, m in exc.message_dict.items()]) from None
+    try:
+        with transaction.atomic():
+            judge.save()
+    except IntegrityError:
+        # The same configuration was created at the same moment elsewhere: that one is the judge.
+        return Judge.objects.get(fingerprint=fingerprint), False
+    return judge, True
+
+
+def judge_create(**options: Any) -> Judge:
+    """A new judge; JudgeExists (naming the existing one) if this configuration already has a judge."""
+    judge, created = judge_get_or_create(**options)
+    if not created:
+        raise JudgeExists(JUDGE_EXISTS.format(name=judge.name), judge=judge)
+    return judge
+
+
+# -- runs -------------------------------------------------------------------------------------------
+
+
+def _chunk_ranges(item_ids, size: int):
+    """Consecutive id ranges of at most ``size`` items, from ids in ascending order."""
+    first = last = None
+    count = 0
+    for item_id in item_ids:
+        if count == size:
+            yield first, last, count
+            first, count = None, 0
+        if first is None:
+            first = item_id
+        last = item_id
+        count += 1
+    if count:
+        yield first, last, count
+
+
+@transaction.atomic
+def judge_run_start(
+    *,
+    judge: Judge,
+    project: Project,
+    concurrency: int | None = None,
+    chunk_size: int | None = None,
+    created_by: Any = None,
+) -> JudgeRun:
+    """A running run over the project's items, split into chunks. Send it with ``judge_run_dispatch``."""
+    if judge.kind != project.kind:
+        raise JudgeInvalid(
+            KIND_MISMATCH.format(
+                judge=judge.name, judge_kind=judge.kind, project=project.slug, project_kind=project.kind
+            )
+        )
+    # Lock the project row so two simultaneous starts of one judge cannot both pass the check below.
+    Project.objects.select_for_update().get(pk=project.pk)
+    active = JudgeRun.objects.filter(judge=judge, project=project, status=JudgeRun.Status.RUNNING).first()
+    if active is not None:
+        raise RunStateError(RUN_ALREADY_ACTIVE.format(run=active.pk))
+    size = chunk_size or settings.JUDGE_CHUNK_SIZE or get_backend(judge.backend).chunk_size
+    now = timezone.now()
+    run = JudgeRun(
+        judge=judge,
+        project=project,
+        concurrency=concurrency or settings.JUDGE_CONCURRENCY,
+        chunk_size=size,
+        created_by=created_by,
+        started_at=now,
+        resumed_at=now,
+    )
+    try:
+        run.full_clean()
+    except ValidationError as exc:
+        raise ValidationFailed([FieldError(f, "; ".join(m)) for f, m in exc.message_dict.items()]) from None
+    run.save()
+    ids = Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)
+    chunks = [
+        JudgeChunk(run=run, number=n, first_item_id=first, last_item_id=last, size=count)
+        for n, (first, last, count) in enumerate(_chunk_ranges(ids.iterator(chunk_size=10_000), size))
+    ]
+    JudgeChunk.objects.bulk_create(chunks, batch_size=1000)
+    run.total = run.pending_count = sum(c.size for c in chunks)
+    run.last_item_id = chunks[-1].last_item_id if chunks else 0
+    fields = ["total", "pending_count", "last_item_id"]
+    if not chunks:
+        run.status, run.finished_at = JudgeRun.Status.COMPLETED, now
+        fields += ["status", "finished_at"]
+    run.save(update_fields=fields)
+    return run
+
+
+@transaction.atomic
+def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
+    """Stop a running run. Workers finish the request in hand, keep what is done, and hand chunks back."""
+    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    if run.status != JudgeRun.Status.RUNNING:
+        raise RunStateError(CANNOT_CANCEL.format(run=run.pk, status=run.get_status_display().lower()))
+    run.status, run.finished_at, run.watch_token = JudgeRun.Status.CANCELLED, timezone.now(), ""
+    run.save(update_fields=["status", "finished_at", "watch_token"])
+    return run
+
+
+@transaction.atomic
+def judge_run_resume(*, run: JudgeRun) -> JudgeRun:
+    """Run a cancelled or stopped run again from where it was; finished items are kept, not redone."""
+    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    if run.status not in (JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED):
+        raise RunStateError(CANNOT_RESUME.format(run=run.pk, status=run.get_status_display().lower()))
+    other = JudgeRun.objects.filter(judge=run.judge, project=run.project, status=JudgeRun.Status.RUNNING).first()
+    if other is not None:
+        raise RunStateError(RUN_ALREADY_ACTIVE.format(run=other.pk))
+    # A chunk whose worker gave up on a repeated error gets a fresh count of claims.
+    JudgeChunk.objects.filter(run=run).exclude(status=JudgeChunk.Status.DONE).update(attempts=0, sends=0)
+    run.status, run.resumed_at, run.finished_at = JudgeRun.Status.RUNNING, timezone.now(), None
+    run.done_at_resume, run.last_error = run.done_count, ""
+    run.save(update_fields=["status", "resumed_at", "finished_at", "done_at_resume", "last_error"])
+    return run
+
+
+def judge_run_stop(*, run_id: int, reason: str) -> None:
+    """Stop a run on an error every item would hit (bad key, unknown model, a chunk failing over and over)."""
+    JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
+        status=JudgeRun.Status.FAILED, last_error=reason[:2000], finished_at=timezone.now(), watch_token=""
+    )
+
+
+def judge_run_refresh(*, run_id: int) -> JudgeRun:
+    """Recount the run from its chunks and complete it when every chunk is done. Call inside a transaction
+    that holds the run row (select_for_update), so concurrent chunk results are counted one at a time."""
+    run = JudgeRun.objects.get(pk=run_id)
+    chunks = JudgeChunk.objects.filter(run_id=run_id)
+    sums = chunks.aggregate(total=Sum("size"), ok=Sum("ok_count"), failed=Sum("failed_count"))
+    # A chunk's size is recounted when it is recorded, so items deleted meanwhile leave the total.
+    run.total, run.ok_count, run.failed_count = sums["total"] or 0, sums["ok"] or 0, sums["failed"] or 0
+    run.pending_count = max(0, run.total - run.ok_count - run.failed_count)
+    fields = ["total", "ok_count", "failed_count", "pending_count"]
+    if run.status == JudgeRun.Status.RUNNING and not chunks.exclude(status=JudgeChunk.Status.DONE).exists():
+        run.status, run.finished_at, run.watch_token = JudgeRun.Status.COMPLETED, timezone.now(), ""
+        fields += ["status", "finished_at", "watch_token"]
+    run.save(update_fields=fields)
+    return run
+
+
+# -- sending chunks and watching runs -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """Chunks to send to the workers, and where."""
+
+    run_id: int
+    chunk_ids: list[int]
+    gpu: bool
+
+
+def judge_run_chunks_to_send(*, run_id: int) -> Dispatch:
+    """Every waiting chunk of a running run, marked as sent now."""
+    run = JudgeRun.objects.select_related("judge").get(pk=run_id)
+    ids: list[int] = []
+    if run.status == JudgeRun.Status.RUNNING:
+        ids = list(run.chunks.filter(status=JudgeChunk.Status.PENDING).values_list("pk", flat=True))
+        JudgeChunk.objects.filter(pk__in=ids).update(enqueued_at=timezone.now(), sends=F("sends") + 1)
+    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)
+
+
+def judge_run_new_watch(*, run_id: int) -> str | None:
+    """A new watch token for a running run (older watchers then stop), or None if it is not running."""
+    token = uuid.uuid4().hex
+    updated = JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(watch_token=token)
+    return token if updated else None
+
+
+@transaction.atomic
+def judge_run_watch(*, run_id: int, token: str) -> Dispatch | None:
+    """One look at a running run: hand out again the chunks whose worker vanished.
+
+    A chunk whose lease ran out lost its worker (killed, or its host went away): it waits again and
+    is sent anew. Waiting chunks are also sent again when nothing of the run is running and their
+    last send is old, since a broker can lose messages (a restarted Redis without persistence, a
+    killed worker that had taken a message off the filesystem queue); the interval doubles with each
+    resend. Duplicates are harmless: only one worker can claim a chunk. Returns the chunks to send,
+    or None when this watcher should stop (the run is not running, or a newer watcher took over).
+    """
+    run = JudgeRun.objects.select_for_update().select_related("judge").filter(pk=run_id).first()
+    if run is None or run.status != JudgeRun.Status.RUNNING or run.watch_token != token:
+        return None
+    now = timezone.now()
+    chunks = JudgeChunk.objects.filter(run=run)
+    send: set[int] = set()
+    for chunk in chunks.filter(status=JudgeChunk.Status.RUNNING, lease_expires_at__lt=now):
+        if chunk.attempts >= settings.JUDGE_CHUNK_MAX_CLAIMS:
+            error = chunk.last_error or "its worker stopped renewing the lease"
+            reason = CHUNK_GAVE_UP.format(number=chunk.number, attempts=chunk.attempts, error=error)
+            judge_run_stop(run_id=run.pk, reason=reason)
+            return None
+        # Conditional: a worker that renewed its lease a moment ago keeps its chunk.
+        released = chunks.filter(pk=chunk.pk, status=JudgeChunk.Status.RUNNING, lease_expires_at__lt=now).update(
+            status=JudgeChunk.Status.PENDING, claim_token="", lease_expires_at=None
+        )
+        if released:
+            send.add(chunk.pk)
+    if not chunks.filter(status=JudgeChunk.Status.RUNNING).exists():
+        lease = settings.JUDGE_LEASE_SECONDS
+        waiting = chunks.filter(status=JudgeChunk.Status.PENDING).values_list("pk", "enqueued_at", "sends")
+        for pk, sent_at, sends in waiting:
+            if sent_at is None or now - sent_at > timedelta(seconds=lease * 2 ** min(sends, 6)):
+                send.add(pk)
+    if send:
+        chunks.filter(pk__in=send).update(enqueued_at=now, sends=F("sends") + 1)
+    judge_run_refresh(run_id=run.pk)
+    return Dispatch(run_id=run.pk, chunk_ids=sorted(send), gpu=get_backend(run.judge.backend).gpu)

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from judges import views
+
+urlpatterns = [
+    path("p/<slug:slug>/judges/", views.project_judges, name="project_judges"),
+    path("p/<slug:slug>/judges/new/", views.judge_new, name="judge_new"),
+    path("p/<slug:slug>/judges/runs/", views.run_launch, name="judge_run_launch"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/", views.run_detail, name="judge_run_detail"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", views.run_progress_partial, name="judge_run_progress"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", views.run_cancel, name="judge_run_cancel"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/resume/", views.run_resume, name="judge_run_resume"),
+]

@@ -1,0 +1,137 @@
+"""Researcher pages: judges, runs with live progress, failed items with their raw output.
+
+Thin: check access, call a service or selector, render. htmx polls the progress partial while a run
+runs. Annotators never reach these pages: what a judge said stays out of their sight unless the
+project shows suggestions in the workspace.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.errors import ValidationFailed
+from annotation.models import Project, Role
+from annotation.selectors import project_roles
+from judges.errors import JudgeError, JudgeExists
+from judges.forms import JudgeForm, RunForm
+from judges.models import JudgeRun
+from judges.selectors import failed_suggestions, judges_for_kind, run_progress, runs_for_project
+from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
+from judges.tasks import judge_run_dispatch
+
+NOT_A_RESEARCHER = "Only the project's researchers can see and run LLM judges."
+RUNS_SHOWN = 20
+FAILED_PER_PAGE = 50
+
+
+def _researcher_project(request: HttpRequest, slug: str) -> Project:
+    project = get_object_or_404(Project, slug=slug)
+    if not request.user.is_superuser and Role.RESEARCHER not in project_roles(project=project, user=request.user):
+        raise PermissionDenied(NOT_A_RESEARCHER)
+    return project
+
+
+def _run(project: Project, run_id: int) -> JudgeRun:
+    return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, project=project)
+
+
+def _page(request: HttpRequest, project: Project, *, judge_form=None, run_form=None, status=200) -> HttpResponse:
+    context = {
+        "project": project,
+        "runs": [run_progress(run=r) for r in runs_for_project(project=project)[:RUNS_SHOWN]],
+        "judges": judges_for_kind(kind=project.kind),
+        "judge_form": judge_form or JudgeForm(kind=project.kind),
+        "run_form": run_form or RunForm(kind=project.kind),
+    }
+    return render(request, "judges/project_judges.html", context, status=status)
+
+
+@login_required
+def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
+    return _page(request, _researcher_project(request, slug))
+
+
+@login_required
+@require_POST
+def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    form = JudgeForm(request.POST, kind=project.kind)
+    if form.is_valid():
+        try:
+            judge = judge_create(kind=project.kind, created_by=request.user, **form.cleaned_data)
+        except JudgeExists as exc:
+            form.add_error(None, f"{exc.message} (judge {exc.judge.pk}); launch a run of it below.")
+        except (JudgeError, ValidationFailed) as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"Judge “{judge.name}” created.")
+            return redirect("project_judges", slug=project.slug)
+    return _page(request, project, judge_form=form, status=400)
+
+
+@login_required
+@require_POST
+def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    form = RunForm(request.POST, kind=project.kind)
+    if form.is_valid():
+        try:
+            run = judge_run_start(
+                judge=form.cleaned_data["judge"],
+                project=project,
+                concurrency=form.cleaned_data["concurrency"],
+                created_by=request.user,
+            )
+        except (JudgeError, ValidationFailed) as exc:
+            form.add_error(None, exc.message)
+        else:
+            transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
+            return redirect("judge_run_detail", slug=project.slug, run_id=run.pk)
+    return _page(request, project, run_form=form, status=400)
+
+
+@login_required
+def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    run = _run(project, run_id)
+    failed = Paginator(failed_suggestions(run=run), FAILED_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"project": project, "p": run_progress(run=run), "failed": failed}
+    return render(request, "judges/run_detail.html", context)
+
+
+@login_required
+def run_progress_partial(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    context = {"project": project, "p": run_progress(run=_run(project, run_id))}
+    return render(request, "judges/project_judges.html#run-progress", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    try:
+        judge_run_cancel(run=_run(project, run_id))
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+    return redirect("judge_run_detail", slug=project.slug, run_id=run_id)
+
+
+@login_required
+@require_http_methods(["POST"])
+def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    try:
+        run = judge_run_resume(run=_run(project, run_id))
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+    else:
+        transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
+    return redirect("judge_run_detail", slug=project.slug, run_id=run_id)

@@ -1,0 +1,99 @@
+"""Fixtures for validation tests: projects with annotations, judge runs with suggestions, and a
+reference task kind that carries published reliability data through the database unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from annotation.models import Annotation, Item, Project
+
+
+def add_items(project: Project, external_ids, payload: dict | None = None) -> dict[str, Item]:
+    payload = payload if payload is not None else project.task_kind.example_payload()
+    return {
+        external_id: Item.objects.create(project=project, external_id=external_id, payload=payload)
+        for external_id in external_ids
+    }
+
+
+def annotate(
+    project: Project,
+    item: Item,
+    rater: str,
+    value: Any,
+    *,
+    version: int = 1,
+    visible: bool | None = None,
+    source: str = Annotation.Source.WEB,
+) -> Annotation:
+    """One version of one rater's annotation, as the append-only log stores it."""
+    return Annotation.objects.create(
+        project=project,
+        item=item,
+        rater=rater,
+        version=version,
+        value=value,
+        suggestion_visible=visible,
+        source=source,
+    )
+
+
+def copa_value(*scores: int) -> dict:
+    factors = ("CT", "SA", "SC", "CLM", "MS", "AMR")
+    if len(scores) == 1:
+        scores = scores * len(factors)
+    return {"scores": dict(zip(factors, scores, strict=True))}
+
+
+@pytest.fixture
+def judge_run():
+    """``make(project, backend="openai")``: a judge of the project's kind and a run of it over the items."""
+    from judges.services import judge_get_or_create, judge_run_start
+
+    def make(project: Project, *, backend: str = "openai", name: str = "", prompt: str = "", seed: int = 42):
+        options: dict[str, Any] = {
+            "kind": project.kind,
+            "backend": backend,
+            "name": name,
+            "prompt": prompt,
+            "seed": seed,
+        }
+        if backend == "openai":
+            options |= {"model": "test-llm-7b", "base_url": "http://llm.test/v1"}
+        judge, _ = judge_get_or_create(**options)
+        return judge_run_start(judge=judge, project=project)
+
+    return make
+
+
+def suggest(run, item: Item, value: Any | None, *, failure: str = "", prompt_sha256: str = "p" * 64):
+    """A judge's suggestion for ``item``: OK with ``value``, or failed with ``failure`` (value None)."""
+    from judges.models import Suggestion
+
+    status = Suggestion.Status.FAILED if failure else Suggestion.Status.OK
+    return Suggestion.objects.create(
+        judge=run.judge,
+        run=run,
+        item=item,
+        prompt_sha256=prompt_sha256,
+        status=status,
+        value=None if failure else value,
+        raw_output="not json" if failure else "",
+        failure_reason=failure,
+    )
+
+
+@pytest.fixture
+def reference_kind(settings) -> Iterator[str]:
+    """Registers ``reference_rating``: a value ``{"value": x}`` rated on three dimensions, the same
+    value at the nominal, ordinal and interval level. Published data sets go through the whole
+    pipeline (annotations → ratings → agreement) with it."""
+    from annotation.kinds import _registry
+
+    settings.CONCORD_TASK_KINDS = [*settings.CONCORD_TASK_KINDS, "tests.validation.reference_kind.ReferenceRating"]
+    _registry.cache_clear()
+    yield "reference_rating"
+    _registry.cache_clear()

@@ -1,0 +1,96 @@
+"""Expert pages: the disagreement queue, one item side by side with a decision form, gold downloads."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotation.errors import ValidationFailed
+from annotation.models import Item, Project, Role
+from annotation.selectors import project_roles
+from validation.exports import FORMATS
+from validation.goldset import SHAPES, adjudication_queue, adjudication_record, export_gold, gold_summary, item_state
+
+DECIDERS = {Role.EXPERT, Role.RESEARCHER}
+CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+
+
+def _expert_project(request: HttpRequest, slug: str) -> Project:
+    project = get_object_or_404(Project, slug=slug)
+    if not project_roles(project=project, user=request.user) & DECIDERS and not request.user.is_superuser:
+        raise PermissionDenied("Only the project's experts and researchers adjudicate.")
+    return project
+
+
+@login_required
+def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _expert_project(request, slug)
+    context = {
+        "project": project,
+        "queue": adjudication_queue(project=project),
+        "summary": gold_summary(project=project),
+        "formats": FORMATS,
+        "shapes": SHAPES,
+    }
+    return render(request, "validation/adjudication_list.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
+    project = _expert_project(request, slug)
+    item = get_object_or_404(Item, pk=item_id, project=project)
+    kind = project.task_kind
+    errors: list = []
+    value = None
+    if request.method == "POST":
+        value = kind.value_from_form(request.POST, payload=item.payload)
+        try:
+            adjudication_record(
+                project=project, item=item, expert=request.user, value=value, note=request.POST.get("decision_note", "")
+            )
+        except ValidationFailed as exc:
+            errors = exc.errors
+        else:
+            return redirect("adjudication_list", slug=project.slug)
+    state = item_state(project=project, item=item)
+    shown = value or (state.gold.value if state.gold.ready else None)
+    context = {
+        "project": project,
+        "kind": kind,
+        "item": item,
+        "payload": item.payload,
+        "state": state,
+        "errors": errors,
+        "value": shown,
+        "raters": [(rater, _pretty(v)) for rater, v in sorted(state.gold.raters.items())],
+        "judge_pretty": _pretty(state.judge_value) if state.judge_value else None,
+        "form": kind.form_context(payload=item.payload, value=shown, peers=[]),
+    }
+    return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
+
+
+def _pretty(value: dict) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@login_required
+def gold_download(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _expert_project(request, slug)
+    fmt, shape = request.GET.get("format", "jsonl"), request.GET.get("shape", "concord")
+    if fmt not in FORMATS or shape not in SHAPES:
+        return HttpResponse(f"format must be one of {FORMATS} and shape one of {SHAPES}", status=400)
+    folder = Path(tempfile.mkdtemp(prefix="concord-export-"))
+    path = folder / f"{project.slug}-gold-{shape}.{fmt}"
+    export_gold(project=project, fmt=fmt, path=path, shape=shape)
+    handle = path.open("rb")
+    path.unlink()  # the open handle keeps the data until the response is sent; nothing is left behind
+    folder.rmdir()
+    return FileResponse(handle, as_attachment=True, filename=path.name, content_type=CONTENT_TYPES[fmt])

@@ -1,0 +1,169 @@
+"""``agreement SLUG``: agreement measures for a project (DESIGN section 5).
+
+Prints the ``agreement_stats`` JSON shape (one dimension per factor, intent label or verdict) or the
+same table as Markdown, LaTeX or CSV; with ``--report``, the kind's paper tables instead. With a
+judge run the judge is compared with the people (Spearman and Kendall against their mean, kappa
+against their majority) and, only with ``--judge-as-rater``, also counted among them.
+``--freeze`` stores a snapshot of the report; ``--check ID`` recomputes one and says what changed.
+
+Exit codes: 0 success, 1 bad input (unknown project, run or snapshot), 2 usage error. Output goes
+to stdout; errors to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Project
+from validation.agreement import render_csv, render_latex, render_markdown
+from validation.models import ReportSnapshot
+from validation.ratings import project_ratings
+from validation.reports import ReportParameters, UnknownJudgeRun, build_report
+from validation.reports.build import judge_info, report_agreement
+from validation.services import render_report, report_snapshot_check, report_snapshot_create
+
+BAD_INPUT = 1
+FORMATS = ("json", "md", "latex", "csv")
+#: Resamples when a report is asked for and --bootstrap is not given (the report page's default).
+REPORT_BOOTSTRAP = 1000
+UNKNOWN_PROJECT = "no project with slug {slug!r}"
+UNKNOWN_SNAPSHOT = "no snapshot {id} in project {slug!r}"
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{number} is negative")
+    return number
+
+
+def _json(payload: Any) -> str:
+    # allow_nan=False: a NaN reaching the output is a bug, never a number.
+    return json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False)
+
+
+class Command(BaseCommand):
+    help = "Agreement measures for a project's annotations (and a judge run), as JSON, Markdown, LaTeX or CSV."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("slug", help="project slug")
+        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        parser.add_argument("--with-judge", type=int, metavar="RUN_ID", help="compare people with this judge run")
+        parser.add_argument(
+            "--judge-as-rater", action="store_true", help="also count the judge among the raters in the coefficients"
+        )
+        parser.add_argument(
+            "--bootstrap",
+            type=_non_negative_int,
+            metavar="N",
+            help=f"bootstrap resamples for CIs (0; {REPORT_BOOTSTRAP} with --report/--freeze)",
+        )
+        parser.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+        parser.add_argument(
+            "--weights", choices=("linear", "quadratic"), default="linear", help="weighted kappa in the paper tables"
+        )
+        parser.add_argument("--source", action="append", choices=("web", "api", "import"), help="annotation sources")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--report", action="store_true", help="print the kind's paper tables")
+        what.add_argument("--freeze", action="store_true", help="store a snapshot of the report; print its id")
+        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
+        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            project = Project.objects.get(slug=options["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(UNKNOWN_PROJECT.format(slug=options["slug"]), returncode=BAD_INPUT) from None
+        if options["check"] is not None:
+            self._check(project, options["check"])
+            return
+        reporting = options["report"] or options["freeze"]
+        bootstrap = options["bootstrap"] if options["bootstrap"] is not None else (REPORT_BOOTSTRAP if reporting else 0)
+        parameters = ReportParameters(
+            judge_run_id=options["with_judge"],
+            bootstrap=bootstrap,
+            seed=options["seed"],
+            weights=options["weights"],
+            sources=tuple(options["source"] or ()),
+        )
+        try:
+            if options["freeze"]:
+                self._freeze(project, parameters, options["title"])
+            elif options["report"]:
+                self._report(project, parameters, options["format"])
+            else:
+                self._dimensions(project, parameters, options["format"], options["judge_as_rater"])
+        except (UnknownJudgeRun, ValueError) as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from None
+
+    def _write(self, text: str) -> None:
+        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+
+    def _dimensions(self, project: Project, parameters: ReportParameters, fmt: str, judge_as_rater: bool) -> None:
+        judge = judge_info(project, parameters.judge_run_id)
+        ratings = project_ratings(
+            project=project, judge_run_id=parameters.judge_run_id, sources=parameters.sources or None
+        )
+        agreement, _ = report_agreement(ratings, project.task_kind, parameters, judge, judge_as_rater=judge_as_rater)
+        results = agreement.dimensions
+        if fmt == "json":
+            self._write(_json({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
+        else:
+            self._write({"md": render_markdown, "latex": render_latex, "csv": render_csv}[fmt](results))
+
+    def _report(self, project: Project, parameters: ReportParameters, fmt: str) -> None:
+        report = build_report(project=project, parameters=parameters)
+        if fmt == "json":
+            self._write(
+                _json(
+                    {
+                        "project": report.project,
+                        "kind": report.kind,
+                        "inputs_sha256": report.inputs_sha256,
+                        "parameters": report.parameters.to_json_dict(),
+                        "library_versions": report.library_versions,
+                        **report.numbers(),
+                    }
+                )
+            )
+        else:
+            self._write(render_report(report, fmt))
+
+    def _freeze(self, project: Project, parameters: ReportParameters, title: str) -> None:
+        snapshot = report_snapshot_create(project=project, parameters=parameters, title=title)
+        self._write(
+            _json(
+                {
+                    "snapshot": snapshot.pk,
+                    "project": project.slug,
+                    "inputs_sha256": snapshot.inputs_sha256,
+                    "numbers_sha256": snapshot.numbers_sha256,
+                }
+            )
+        )
+
+    def _check(self, project: Project, snapshot_id: int) -> None:
+        snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project).first()
+        if snapshot is None:
+            raise CommandError(UNKNOWN_SNAPSHOT.format(id=snapshot_id, slug=project.slug), returncode=BAD_INPUT)
+        check = report_snapshot_check(snapshot=snapshot)
+        self._write(
+            _json(
+                {
+                    "snapshot": snapshot.pk,
+                    "inputs_match": check.inputs_match,
+                    "numbers_match": check.numbers_match,
+                    "versions_match": check.versions_match,
+                    "difference_count": check.difference_count,
+                    "differences": check.differences,
+                    "error": check.error or None,
+                }
+            )
+        )

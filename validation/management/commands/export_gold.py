@@ -1,0 +1,33 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ValidationFailed
+from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from validation.exports import FORMATS
+from validation.goldset import SHAPES, export_gold
+
+
+class Command(BaseCommand):
+    help = "Export a project's gold set (adjudicated, else known answer, else majority) as JSONL, CSV or Parquet."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("-o", "--output", required=True, help="file to write (replaced only when complete)")
+        parser.add_argument(
+            "--shape",
+            choices=SHAPES,
+            default="concord",
+            help="concord: re-importable items with their gold; benchmark: the benchmark's own shape with provenance",
+        )
+
+    def handle(self, *args, slug: str, format: str, output: str, shape: str, **options) -> None:
+        project = project_or_fail(slug)
+        try:
+            count = export_gold(project=project, fmt=format, path=output, shape=shape)
+        except (ValidationFailed, OSError) as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from None
+        self.stdout.write(
+            json.dumps({"project": slug, "format": format, "shape": shape, "records": count, "path": output})
+        )

@@ -1,0 +1,401 @@
+"""Ratings of a project, for agreement: (unit, rater, dimension, value), in columns.
+
+Sources:
+
+- Annotations, people's and imported alike: each rater's latest version of each item, picked in SQL
+  (no newer version of the same item by the same rater exists), streamed with ``values_list`` and
+  turned into ratings by the project's task kind (``ratings_columns``), a batch at a time.
+- A judge run: its OK suggestions (``judges.selectors.suggestion_values``) as one more rater. Failed
+  items are absent there, so they are missing ratings here, never zeros.
+
+A unit is an item, or an item plus a suffix when one value rates several things (IPQA rates each
+candidate intent). Units are ordered by (external id, suffix), raters by name, so the same data
+always gives the same arrays and the same input digest, whatever the database ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from django.db.models import Exists, OuterRef, QuerySet, TextField
+from django.db.models.functions import Cast
+
+from annotation.kinds.base import RatingDimension, TaskKind
+from annotation.models import Annotation, Item, Project
+
+__all__ = [
+    "HIDDEN",
+    "SHOWN",
+    "UNRECORDED",
+    "DimensionRatings",
+    "RatingSet",
+    "annotation_ratings",
+    "judge_rater_name",
+    "judge_run_ratings",
+    "latest_annotations",
+    "project_ratings",
+]
+
+#: ``visible`` codes: whether the rater saw an LLM suggestion when rating.
+SHOWN, HIDDEN, UNRECORDED = 1, 0, -1
+#: Annotations turned into ratings per batch: bounds memory while keeping per-batch overhead small.
+BATCH = 20_000
+#: Ids per IN list: SQLite builds may cap a statement's parameters at 999.
+PARAMETERS = 900
+
+DUPLICATE_RATING = "{kind}: item {item!r}{part} has two ratings by {rater!r} in dimension {dimension!r}"
+BOOLEAN_RATING = "{kind}: dimension {dimension!r} produced booleans; ratings must be numbers or strings"
+MIXED_RATINGS = "{kind}: dimension {dimension!r} produced both strings and numbers"
+
+
+@dataclass(frozen=True)
+class DimensionRatings:
+    """One dimension's ratings as parallel arrays (one entry per rating)."""
+
+    dimension: RatingDimension
+    unit: npt.NDArray[np.intp]
+    rater: npt.NDArray[np.intp]
+    value: npt.NDArray[Any]  # float64, or object holding strings
+    visible: npt.NDArray[np.int8]
+
+    @property
+    def numeric(self) -> bool:
+        return self.value.dtype != object
+
+    def __len__(self) -> int:
+        return len(self.unit)
+
+
+@dataclass(frozen=True)
+class RatingSet:
+    """A project's ratings: shared units and raters, and each dimension's ratings on them."""
+
+    kind: str
+    dimensions: dict[str, DimensionRatings]
+    unit_items: npt.NDArray[np.int64]
+    unit_external_ids: npt.NDArray[Any]
+    unit_suffixes: npt.NDArray[Any]
+    raters: tuple[str, ...]
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_items)
+
+    def rater_index(self, name: str) -> int | None:
+        return self.raters.index(name) if name in self.raters else None
+
+    def matrix(self, name: str, raters: Sequence[str] | None = None) -> npt.NDArray[Any]:
+        """Units x raters: float with NaN for missing, or object with None for string ratings.
+
+        A rater named in ``raters`` who gave no rating at all (a judge run whose every item failed)
+        gets a column of missing ratings.
+        """
+        ratings = self.dimensions[name]
+        # One spare column, always empty, stands in for raters without ratings.
+        shape = (self.n_units, len(self.raters) + 1)
+        out = np.full(shape, np.nan) if ratings.numeric else np.full(shape, None, dtype=object)
+        out[ratings.unit, ratings.rater] = ratings.value
+        return out[:, self._columns(raters)]
+
+    def visibility(self, name: str, raters: Sequence[str] | None = None) -> npt.NDArray[np.int8]:
+        """Units x raters: SHOWN, HIDDEN, or UNRECORDED (also where there is no rating)."""
+        ratings = self.dimensions[name]
+        out = np.full((self.n_units, len(self.raters) + 1), UNRECORDED, dtype=np.int8)
+        out[ratings.unit, ratings.rater] = ratings.visible
+        return out[:, self._columns(raters)]
+
+    def _columns(self, raters: Sequence[str] | None) -> list[int]:
+        if raters is None:
+            return list(range(len(self.raters)))
+        spare = len(self.raters)
+        return [self.raters.index(r) if r in self.raters else spare for r in raters]
+
+    def unit_labels(self) -> list[str]:
+        """``external_id`` or ``external_id · suffix`` per unit, for tables and downloads."""
+        return [
+            f"{external_id} · {suffix}" if suffix else str(external_id)
+            for external_id, suffix in zip(self.unit_external_ids, self.unit_suffixes, strict=True)
+        ]
+
+    def digest(self) -> str:
+        """SHA-256 of the ratings in a canonical form: the inputs of every number computed from them.
+
+        Covers the kind, each dimension's name and level, the units (external id and suffix, in
+        order), the raters' names, and each rating's unit, rater, value and visibility, sorted by
+        unit then rater. Database ids do not enter, so a restored copy of the data digests the same.
+        """
+        sha = hashlib.sha256()
+
+        def block(tag: str, data: bytes) -> None:
+            # Length-prefixed blocks: no two different inputs can concatenate to the same bytes.
+            sha.update(f"{tag}:{len(data)}:".encode())
+            sha.update(data)
+
+        block("kind", self.kind.encode())
+        block(
+            "units",
+            json.dumps(
+                [[str(e), str(s)] for e, s in zip(self.unit_external_ids, self.unit_suffixes, strict=True)]
+            ).encode(),
+        )
+        block("raters", json.dumps(list(self.raters)).encode())
+        for name, ratings in self.dimensions.items():
+            block("dimension", json.dumps([name, ratings.dimension.level]).encode())
+            order = np.lexsort((ratings.rater, ratings.unit))
+            block("unit", ratings.unit[order].astype("<i8").tobytes())
+            block("rater", ratings.rater[order].astype("<i4").tobytes())
+            if ratings.numeric:
+                block("value", ratings.value[order].astype("<f8").tobytes())
+            else:
+                block("value", json.dumps(ratings.value[order].tolist()).encode())
+            block("visible", ratings.visible[order].astype("i1").tobytes())
+        return sha.hexdigest()
+
+
+# -- building ---------------------------------------------------------------------------------------
+
+
+class _Collector:
+    """Accumulates one kind's ratings batch by batch, then orders units and raters."""
+
+    def __init__(self, kind: TaskKind) -> None:
+        self.kind = kind
+        self.raters: dict[str, int] = {}
+        self.parts: dict[str, list[tuple[Any, ...]]] = {d.name: [] for d in kind.rating_dimensions}
+
+    def add(
+        self,
+        items: Sequence[int],
+        raters: Sequence[str],
+        values: Sequence[dict],
+        visible: Sequence[bool | None],
+        payloads: Sequence[dict | None],
+    ) -> None:
+        if not items:
+            return
+        item_array = np.fromiter(items, dtype=np.int64, count=len(items))
+        rater_array = np.fromiter(
+            (self.raters.setdefault(r, len(self.raters)) for r in raters), dtype=np.intp, count=len(raters)
+        )
+        visible_array = np.fromiter(
+            (UNRECORDED if v is None else SHOWN if v else HIDDEN for v in visible), dtype=np.int8, count=len(visible)
+        )
+        for name, column in self.kind.ratings_columns(values, payloads).items():
+            rows = np.asarray(column.rows, dtype=np.intp)
+            if not len(rows):
+                continue
+            suffixes = None if column.suffixes is None else list(column.suffixes)
+            self.parts[name].append(
+                (item_array[rows], rater_array[rows], list(column.values), suffixes, visible_array[rows])
+            )
+
+    def finish(self, project: Project) -> RatingSet:
+        kind_name = self.kind.name
+        with_suffix = any(part[3] is not None for parts in self.parts.values() for part in parts)
+        per_dimension: dict[str, dict[str, Any]] = {}
+        for dimension in self.kind.rating_dimensions:
+            parts = self.parts[dimension.name]
+            suffixes: npt.NDArray[Any] | None = None
+            if with_suffix:
+                flat: list[str] = []
+                for part in parts:
+                    flat.extend(part[3] if part[3] is not None else [""] * len(part[0]))
+                suffixes = np.asarray(flat, dtype=object)
+            per_dimension[dimension.name] = {
+                "items": np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64),
+                "suffixes": suffixes,
+                "raters": np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.intp),
+                "values": _value_array([v for p in parts for v in p[2]], kind_name, dimension.name),
+                "visible": np.concatenate([p[4] for p in parts]) if parts else np.zeros(0, dtype=np.int8),
+            }
+
+        # Units: every (item, suffix) rated in any dimension, ordered by (external id, suffix).
+        all_items = np.concatenate([d["items"] for d in per_dimension.values()])
+        if with_suffix:
+            all_suffixes = np.concatenate([d["suffixes"] for d in per_dimension.values()])
+            keys = pd.DataFrame({"item": all_items, "suffix": all_suffixes}).drop_duplicates()
+        else:
+            keys = pd.DataFrame({"item": np.unique(all_items), "suffix": ""})
+        # Every item of the project in one streamed query: an IN list of 100,000 ids would exceed
+        # SQLite's parameter limit.
+        external = dict(
+            Item.objects.filter(project=project).values_list("pk", "external_id").iterator(chunk_size=BATCH)
+        )
+        keys["external_id"] = keys["item"].map(external)
+        keys = keys.sort_values(["external_id", "suffix"], kind="stable").reset_index(drop=True)
+        if with_suffix:
+            index = pd.MultiIndex.from_frame(keys[["item", "suffix"]])
+
+            def locate(d: dict[str, Any]) -> npt.NDArray[np.intp]:
+                return index.get_indexer(pd.MultiIndex.from_arrays([d["items"], d["suffixes"]]))
+        else:
+            items_index = pd.Index(keys["item"])
+
+            def locate(d: dict[str, Any]) -> npt.NDArray[np.intp]:
+                return items_index.get_indexer(d["items"])
+
+        # Raters by name (people first, then judge runs), so the order does not depend on which
+        # annotation the database returned first.
+        names = sorted(self.raters, key=lambda r: (r.startswith(JUDGE_PREFIX), r))
+        remap = np.empty(len(self.raters), dtype=np.intp)
+        for new, name in enumerate(names):
+            remap[self.raters[name]] = new
+
+        dimensions: dict[str, DimensionRatings] = {}
+        for dimension in self.kind.rating_dimensions:
+            d = per_dimension[dimension.name]
+            unit = locate(d).astype(np.intp)
+            rater = remap[d["raters"]] if len(d["raters"]) else d["raters"]
+            _refuse_duplicates(unit, rater, len(names), keys, names, kind_name, dimension.name)
+            dimensions[dimension.name] = DimensionRatings(
+                dimension=dimension, unit=unit, rater=rater, value=d["values"], visible=d["visible"]
+            )
+        return RatingSet(
+            kind=kind_name,
+            dimensions=dimensions,
+            unit_items=keys["item"].to_numpy(dtype=np.int64),
+            unit_external_ids=keys["external_id"].to_numpy(dtype=object),
+            unit_suffixes=keys["suffix"].to_numpy(dtype=object),
+            raters=tuple(names),
+        )
+
+
+JUDGE_PREFIX = "judge:"
+
+
+def judge_rater_name(run_id: int) -> str:
+    """The rater name a judge run takes among the raters (people's names never contain ':')."""
+    return f"{JUDGE_PREFIX}{run_id}"
+
+
+def _value_array(values: list[Any], kind: str, dimension: str) -> npt.NDArray[Any]:
+    types = set(map(type, values))
+    if bool in types or np.bool_ in types:
+        raise ValueError(BOOLEAN_RATING.format(kind=kind, dimension=dimension))
+    if str in types:
+        if len(types) > 1:
+            raise ValueError(MIXED_RATINGS.format(kind=kind, dimension=dimension))
+        return np.asarray(values, dtype=object)
+    return np.asarray(values, dtype=float)
+
+
+def _refuse_duplicates(
+    unit: npt.NDArray[np.intp],
+    rater: npt.NDArray[np.intp],
+    n_raters: int,
+    keys: pd.DataFrame,
+    names: Sequence[str],
+    kind: str,
+    dimension: str,
+) -> None:
+    # One rating per (unit, rater) is what every coefficient assumes; a kind that emits two is a bug.
+    cells = unit.astype(np.int64) * max(n_raters, 1) + rater
+    unique, counts = np.unique(cells, return_counts=True)
+    if len(unique) == len(cells):
+        return
+    first = int(unique[np.argmax(counts > 1)])
+    row = keys.iloc[first // max(n_raters, 1)]
+    part = f" ({row['suffix']})" if row["suffix"] else ""
+    raise ValueError(
+        DUPLICATE_RATING.format(
+            kind=kind, item=row["external_id"], part=part, rater=names[first % max(n_raters, 1)], dimension=dimension
+        )
+    )
+
+
+def _batched(rows: Iterable[tuple[Any, ...]], size: int) -> Iterator[list[tuple[Any, ...]]]:
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def latest_annotations(project: Project, sources: Sequence[str] | None = None) -> QuerySet[Annotation]:
+    """Each rater's newest version of each item (optionally only those from ``sources``)."""
+    newer = Annotation.objects.filter(
+        item_id=OuterRef("item_id"), rater=OuterRef("rater"), version__gt=OuterRef("version")
+    )
+    # The anti-join runs on the (item, rater, version) unique index; clearing the model's ordering
+    # spares the database a sort of every row.
+    latest = Annotation.objects.filter(project=project).filter(~Exists(newer)).order_by()
+    if sources:
+        latest = latest.filter(source__in=list(sources))
+    return latest
+
+
+def _decoded(texts: Sequence[str]) -> list[Any]:
+    """Many JSON documents at once: one ``json.loads`` of their concatenation costs a fraction of one
+    call per row (which is what Django's JSONField does when it converts each value)."""
+    return json.loads("[" + ",".join(texts) + "]")
+
+
+def _collect_annotations(collector: _Collector, project: Project, sources: Sequence[str] | None) -> None:
+    # The JSON comes as text and is decoded a batch at a time, not row by row.
+    fields: list[Any] = ["item_id", "rater", Cast("value", TextField()), "suggestion_visible"]
+    if collector.kind.ratings_need_payload:
+        fields.append(Cast("item__payload", TextField()))
+    rows = latest_annotations(project, sources).values_list(*fields).iterator(chunk_size=BATCH)
+    for batch in _batched(rows, BATCH):
+        columns = list(zip(*batch, strict=True))
+        payloads = _decoded(columns[4]) if len(columns) > 4 else [None] * len(batch)
+        collector.add(columns[0], columns[1], _decoded(columns[2]), columns[3], payloads)
+
+
+def _collect_judge_run(collector: _Collector, project: Project, run_id: int) -> None:
+    # Imported here: judges depends on annotation, and validation only needs it when asked for a run.
+    from judges.selectors import suggestion_values
+
+    rater = judge_rater_name(run_id)
+    needs_payload = collector.kind.ratings_need_payload
+    for batch in _batched(suggestion_values(run_id=run_id), BATCH):
+        items = [item_id for item_id, _ in batch]
+        payloads: Sequence[dict | None]
+        if needs_payload:
+            found: dict[int, dict] = {}
+            for start in range(0, len(items), PARAMETERS):
+                chunk = items[start : start + PARAMETERS]
+                found.update(Item.objects.filter(pk__in=chunk).values_list("pk", "payload"))
+            payloads = [found[i] for i in items]
+        else:
+            payloads = [None] * len(batch)
+        collector.add(items, [rater] * len(batch), [value for _, value in batch], [None] * len(batch), payloads)
+
+
+def annotation_ratings(*, project: Project, sources: Sequence[str] | None = None) -> RatingSet:
+    """Ratings from each rater's latest annotation of each item (web, API and imported alike).
+
+    ``sources`` keeps only latest versions from those sources (``Annotation.Source`` values); an
+    imported label later edited in the browser counts as the edit.
+    """
+    collector = _Collector(project.task_kind)
+    _collect_annotations(collector, project, sources)
+    return collector.finish(project)
+
+
+def judge_run_ratings(*, project: Project, run_id: int) -> RatingSet:
+    """Ratings from a judge run alone, the run being one rater (``judge_rater_name``)."""
+    collector = _Collector(project.task_kind)
+    _collect_judge_run(collector, project, run_id)
+    return collector.finish(project)
+
+
+def project_ratings(
+    *, project: Project, judge_run_id: int | None = None, sources: Sequence[str] | None = None
+) -> RatingSet:
+    """People's ratings and, when asked, a judge run's as one more rater, on shared units."""
+    collector = _Collector(project.task_kind)
+    _collect_annotations(collector, project, sources)
+    if judge_run_id is not None:
+        _collect_judge_run(collector, project, judge_run_id)
+    return collector.finish(project)

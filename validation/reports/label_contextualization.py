@@ -1,0 +1,222 @@
+"""IntentGrasp label contextualization report (paper 002, section 3): agreement of reviewers on
+accept/revise, and how people treated the LLM's draft statements, per judge and prompt version.
+
+A draft pairs with every person's latest written statement for the same label. Reviews are not
+pairs (a review judges someone else's statement). Pairs are split by whether the person saw the
+draft, so independent writing shows what "unchanged" means by chance.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from annotation.models import Item
+from validation.drafts import DraftAcceptance, draft_acceptance
+from validation.ratings import HIDDEN, SHOWN, latest_annotations
+from validation.reports.base import (
+    NO_JUDGE_COLUMNS,
+    Cell,
+    Figure,
+    ReportBuilder,
+    ReportContext,
+    Row,
+    Table,
+    confusion_figure,
+    human_agreement_measure,
+    judge_kappa_key,
+)
+
+REVIEW = "review_verdict"
+VISIBILITY = {SHOWN: "draft shown", HIDDEN: "draft hidden"}
+
+
+@dataclass(frozen=True)
+class DraftGroup:
+    judge_id: int
+    label: str
+    prompt: str
+    acceptance: DraftAcceptance
+    by_visibility: dict[str, DraftAcceptance]
+
+
+def draft_groups(ctx: ReportContext) -> list[DraftGroup]:
+    """Draft acceptance per judge (one judge is one prompt version) over the project's items."""
+    return ctx.cached("draft-groups", lambda: _draft_groups(ctx))
+
+
+def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
+    from judges.models import Judge, Suggestion  # judges depends on annotation, not the reverse
+
+    kind = ctx.kind
+    drafts: dict[int, dict[int, str]] = defaultdict(dict)
+    suggestions = (
+        Suggestion.objects.filter(item__project=ctx.project, status=Suggestion.Status.OK)
+        .order_by("judge_id", "item_id", "updated_at", "id")
+        .values_list("judge_id", "item_id", "value")
+        .iterator(chunk_size=5000)
+    )
+    for judge_id, item_id, value in suggestions:
+        text = kind.draft_text(value)
+        if text is not None:
+            drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
+    finals = [
+        (item_id, rater, text, visible)
+        for item_id, rater, value, visible in latest_annotations(ctx.project, ctx.parameters.sources or None)
+        .values_list("item_id", "rater", "value", "suggestion_visible")
+        .iterator(chunk_size=5000)
+        if (text := kind.draft_text(value)) is not None
+    ]
+    judges = Judge.objects.in_bulk(list(drafts))
+    # By external id and judge fingerprint, like the ratings' digest: database ids do not enter.
+    external = dict(Item.objects.filter(project=ctx.project).values_list("pk", "external_id").iterator(chunk_size=5000))
+    ctx.record_input(
+        "drafts",
+        {
+            "drafts": sorted([judges[j].fingerprint, external[i], t] for j in drafts for i, t in drafts[j].items()),
+            "finals": sorted([external[i], r, t, v] for i, r, t, v in finals),
+        },
+    )
+    parameters = ctx.parameters
+    options = {
+        "light_edit": parameters.light_edit,
+        "bootstrap": parameters.bootstrap,
+        "seed": parameters.seed,
+        "confidence_level": parameters.confidence_level,
+    }
+    groups = []
+    for judge_id in sorted(drafts, key=lambda j: (judges[j].name, judges[j].prompt_key, j)):
+        judge = judges[judge_id]
+        pairs = [
+            (drafts[judge_id][item], final, item, visible)
+            for item, _, final, visible in finals
+            if item in drafts[judge_id]
+        ]
+        by_visibility = {}
+        for flag, name in VISIBILITY.items():
+            subset = [p for p in pairs if p[3] is not None and int(p[3]) == flag]
+            if subset:
+                by_visibility[name] = draft_acceptance(
+                    [p[0] for p in subset], [p[1] for p in subset], [p[2] for p in subset], **options
+                )
+        groups.append(
+            DraftGroup(
+                judge_id=judge_id,
+                label=f"{judge.name} ({judge.backend_label})",
+                prompt=judge.prompt_key,
+                acceptance=draft_acceptance(
+                    [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], **options
+                ),
+                by_visibility=by_visibility,
+            )
+        )
+    return groups
+
+
+def _acceptance_cells(acceptance: DraftAcceptance) -> tuple[Cell, ...]:
+    def number(value: float | None, fmt: str = "number") -> Cell:
+        return Cell(value=value, format=fmt) if value is not None else Cell(note="no pairs")  # type: ignore[arg-type]
+
+    return (
+        Cell.count(acceptance.n_pairs),
+        *(Cell.of(acceptance.shares[name], format="percent") for name in ("unchanged", "lightly_edited", "rewritten")),
+        number(acceptance.quantile(0.5)),
+        number(acceptance.quantile(0.9)),
+        number(acceptance.mean_normalised),
+    )
+
+
+class LabelContextualizationReport(ReportBuilder):
+    def paper_tables(self, ctx: ReportContext) -> list[Table]:
+        key, header, latex_header = human_agreement_measure(ctx, [REVIEW])
+        noun = ctx.judge.noun if ctx.judge else "LLM"
+        measures = ctx.result(REVIEW).measures()
+        review = Table(
+            key="label_review",
+            title="Review of intent statements",
+            caption=(
+                f"Agreement of reviewers on accepting or revising {ctx.result(REVIEW).n_units} statements, and the "
+                f"share accepted. {ctx.interval_label.capitalize()}."
+            ),
+            columns=("", header, "% agreement", "Accept rate", f"κ (majority vs {noun})")[: 5 if ctx.judge else 4],
+            latex_columns=("", latex_header, r"\% agr.", "Accept rate", rf"$\kappa$ (maj.--{noun})")[
+                : 5 if ctx.judge else 4
+            ],
+            rows=(
+                Row(
+                    "Review verdict",
+                    (
+                        Cell.of(measures.get(key)),
+                        Cell.of(measures.get("percent_agreement"), format="percent"),
+                        Cell.of(
+                            ctx.mean(REVIEW, positive="accept", method="share of accept verdicts"), format="percent"
+                        ),
+                        *([Cell.of(measures.get(judge_kappa_key(ctx, REVIEW)))] if ctx.judge else []),
+                    ),
+                ),
+            ),
+            notes=() if ctx.judge else (NO_JUDGE_COLUMNS,),
+        )
+        rows = []
+        for group in draft_groups(ctx):
+            rows.append(
+                Row(f"{group.label}, {group.prompt}", _acceptance_cells(group.acceptance), rule_above=bool(rows))
+            )
+            for name, acceptance in group.by_visibility.items():
+                rows.append(Row(f"  {name}", _acceptance_cells(acceptance)))
+        light = ctx.parameters.light_edit
+        drafts = Table(
+            key="draft_acceptance",
+            title="LLM draft statements: accepted, edited, rewritten",
+            caption=(
+                "Each LLM draft against each person's final statement for the same label: unchanged (identical "
+                f"but for surrounding spaces), lightly edited (normalised Levenshtein distance ≤ {light}), or "
+                "rewritten; then the edit distance in characters (median, 90th percentile) and the mean normalised "
+                f"distance. {ctx.interval_label.capitalize()}, over labels."
+            ),
+            columns=(
+                "Judge, prompt",
+                "Pairs",
+                "Unchanged",
+                "Lightly edited",
+                "Rewritten",
+                "Median edits",
+                "90th pct edits",
+                "Mean normalised",
+            ),
+            latex_columns=(
+                "Judge, prompt",
+                r"$n$",
+                "Unchanged",
+                "Light edit",
+                "Rewritten",
+                "Median",
+                "P90",
+                "Norm.",
+            ),
+            rows=tuple(rows),
+            notes=() if rows else ("no judge has drafted statements for this project's labels",),
+        )
+        return [review, drafts]
+
+    def figures(self, ctx: ReportContext) -> list[Figure]:
+        figures = []
+        if len(ctx.ratings.dimensions[REVIEW]):
+            figures.append(confusion_figure(ctx, REVIEW))
+        groups = [g for g in draft_groups(ctx) if g.acceptance.n_pairs]
+        if groups:
+            figures.append(
+                Figure(
+                    key="draft-distances",
+                    title="Edit distance from the LLM draft",
+                    kind="histogram",
+                    data={
+                        "series": [
+                            {"name": f"{g.label}, {g.prompt}", "values": list(g.acceptance.distances)} for g in groups
+                        ],
+                        "xlabel": "Levenshtein distance (characters)",
+                    },
+                    alt="Histogram of edit distances between LLM drafts and people's final statements, per judge.",
+                )
+            )
+        return figures

@@ -1,0 +1,85 @@
+"""Reads: the live report of a project (cached until its data change), its figures, its snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, Max, Prefetch, QuerySet
+
+from annotation.models import Annotation, Item, Project
+from validation.models import ReportSnapshot, SnapshotCheck
+from validation.reports import Figure, Report, ReportParameters, build_report
+
+__all__ = ["project_data_state", "project_report", "project_snapshots", "report_figures"]
+
+#: How long a computed report stays cached (it is keyed by the data's state, so it never goes stale).
+CACHE_SECONDS = getattr(settings, "CONCORD_REPORT_CACHE_SECONDS", 24 * 3600)
+
+
+def project_data_state(*, project: Project) -> str:
+    """A cheap fingerprint of everything a report reads; it changes whenever any of it does.
+
+    Annotations and items are append-only, so their count and highest id say whether anything was
+    added or removed; suggestions can be redone in place, so their latest update time counts too.
+    """
+    # Timestamps too: counts and ids alone repeat when a database is recreated, the times do not.
+    state = {
+        "project": [project.pk, project.created_at],
+        "annotations": list(
+            Annotation.objects.filter(project=project)
+            .aggregate(n=Count("id"), top=Max("id"), latest=Max("created_at"))
+            .values()
+        ),
+        "items": list(Item.objects.filter(project=project).aggregate(n=Count("id"), top=Max("id")).values()),
+    }
+    from judges.models import Suggestion  # judges depends on annotation, never the reverse
+
+    suggestions = Suggestion.objects.filter(item__project=project).aggregate(
+        n=Count("id"), top=Max("id"), updated=Max("updated_at")
+    )
+    state["suggestions"] = [suggestions["n"], suggestions["top"], suggestions["updated"]]
+    return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:32]
+
+
+def _cache_key(project: Project, parameters: ReportParameters) -> str:
+    digest = hashlib.sha256(json.dumps(parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:24]
+    return f"concord:report:{project.pk}:{project_data_state(project=project)}:{digest}"
+
+
+def project_report(*, project: Project, parameters: ReportParameters) -> Report:
+    """The project's report for these parameters, computed once per state of its data."""
+    key = _cache_key(project, parameters)
+    report = cache.get(key)
+    if report is None:
+        report = build_report(project=project, parameters=parameters)
+        cache.set(key, report, CACHE_SECONDS)
+    return report
+
+
+def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
+    """Each figure with its PNG as a data URI (cached with the report's inputs and parameters)."""
+    from validation.plots import png_data_uri  # matplotlib loads only where a page shows plots
+
+    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    out = []
+    for figure in report.figures:
+        key = f"concord:figure:{report.project}:{report.inputs_sha256[:32]}:{parameters}:{figure.key}"
+        uri = cache.get(key)
+        if uri is None:
+            uri = png_data_uri(figure)
+            cache.set(key, uri, CACHE_SECONDS)
+        out.append((figure, uri))
+    return out
+
+
+def project_snapshots(*, project: Project) -> QuerySet[ReportSnapshot]:
+    """The project's snapshots, newest first, each with its checks (newest first)."""
+    return (
+        ReportSnapshot.objects.filter(project=project)
+        .select_related("created_by")
+        .prefetch_related(Prefetch("checks", queryset=SnapshotCheck.objects.order_by("-checked_at", "-id")))
+        .defer("markdown", "latex", "csv", "numbers")
+    )

@@ -1,0 +1,16 @@
+from django.urls import path
+
+from validation import views
+
+urlpatterns = [
+    path("p/<slug:slug>/report/", views.report, name="report"),
+    path("p/<slug:slug>/report/download.<str:fmt>", views.report_download, name="report_download"),
+    path("p/<slug:slug>/report/freeze/", views.report_freeze, name="report_freeze"),
+    path("p/<slug:slug>/report/snapshots/<int:snapshot_id>/", views.snapshot_detail, name="report_snapshot"),
+    path("p/<slug:slug>/report/snapshots/<int:snapshot_id>/check/", views.snapshot_check, name="report_snapshot_check"),
+    path(
+        "p/<slug:slug>/report/snapshots/<int:snapshot_id>/download.<str:fmt>",
+        views.snapshot_download,
+        name="report_snapshot_download",
+    ),
+]

@@ -1,0 +1,202 @@
+"""Report pages. Thin: check access, read the parameters, call a selector or service, render.
+
+The report page loads its body with htmx (computing intervals can take a few seconds on a large
+project); without JavaScript the "show the report" link renders it in the same request.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotation.models import Project, Role
+from annotation.selectors import project_roles
+from validation.models import ReportSnapshot
+from validation.reports import ReportParameters, Table, UnknownJudgeRun
+from validation.selectors import project_report, project_snapshots, report_figures
+from validation.services import render_report, report_snapshot_check, report_snapshot_create
+
+NOT_A_RESEARCHER = "Only the project's researchers can read its agreement report."
+MAX_RESAMPLES = 10_000
+DOWNLOADS = {
+    "md": ("text/markdown; charset=utf-8", "md"),
+    "latex": ("application/x-tex; charset=utf-8", "tex"),
+    "csv": ("text/csv; charset=utf-8", "csv"),
+}
+
+
+class ReportForm(forms.Form):
+    """The report's parameters, from the query string (GET) or the freeze form (POST)."""
+
+    judge = forms.TypedChoiceField(label="Compare with judge run", required=False, coerce=int, empty_value=None)
+    bootstrap = forms.IntegerField(
+        label="Bootstrap resamples", min_value=0, max_value=MAX_RESAMPLES, initial=1000, required=False
+    )
+    seed = forms.IntegerField(label="Seed", min_value=0, initial=0, required=False)
+    weights = forms.ChoiceField(
+        label="Kappa weights (ordered scales)",
+        choices=[("linear", "linear"), ("quadratic", "quadratic")],
+        required=False,
+    )
+    confidence = forms.TypedChoiceField(
+        label="Confidence level",
+        choices=[("0.9", "90%"), ("0.95", "95%"), ("0.99", "99%")],
+        coerce=float,
+        initial="0.95",
+        required=False,
+    )
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        from judges.models import JudgeRun  # judges depends on annotation; the choice list needs its runs
+
+        runs = JudgeRun.objects.filter(project=project).select_related("judge").order_by("-id")
+        self.fields["judge"].choices = [("", "none")] + [
+            (str(run.pk), f"run {run.pk}: {run.judge.name} ({run.judge.backend_label}, {run.judge.prompt_key})")
+            for run in runs
+        ]
+
+    def parameters(self) -> ReportParameters:
+        data = self.cleaned_data
+        return ReportParameters(
+            judge_run_id=data.get("judge"),
+            bootstrap=1000 if data.get("bootstrap") is None else data["bootstrap"],
+            seed=data.get("seed") or 0,
+            weights=data.get("weights") or "linear",
+            confidence_level=data.get("confidence") or 0.95,
+        )
+
+
+def _researcher_project(request: HttpRequest, slug: str) -> Project:
+    project = get_object_or_404(Project, slug=slug)
+    if Role.RESEARCHER not in project_roles(project=project, user=request.user) and not request.user.is_superuser:
+        raise PermissionDenied(NOT_A_RESEARCHER)
+    return project
+
+
+def _form(request: HttpRequest, project: Project) -> ReportForm:
+    data = request.POST if request.method == "POST" else request.GET
+    # Unbound (defaults) until a parameter is in the query, so the first visit shows the default report.
+    bound = any(name in data for name in ReportForm.base_fields)
+    return ReportForm(data if bound else None, project=project, initial={"confidence": "0.95"})
+
+
+def _parameters(form: ReportForm) -> ReportParameters | None:
+    if not form.is_bound:
+        return ReportParameters()
+    return form.parameters() if form.is_valid() else None
+
+
+@login_required
+def report(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    form = _form(request, project)
+    context = {"project": project, "form": form, "query": request.GET.urlencode()}
+    if not request.htmx and "now" not in request.GET:
+        return render(request, "validation/report.html", context)
+    parameters = _parameters(form)
+    if parameters is not None:
+        try:
+            result = project_report(project=project, parameters=parameters)
+        except UnknownJudgeRun as exc:
+            form.add_error("judge", exc.message)
+        else:
+            context |= {"report": result, "figures": report_figures(report=result), "parameters": parameters}
+    context["snapshots"] = project_snapshots(project=project)[:20]
+    template = "validation/report.html#report-body" if request.htmx else "validation/report.html"
+    return render(request, template, context)
+
+
+def _download(text: str, fmt: str, filename: str) -> HttpResponse:
+    content_type, extension = DOWNLOADS[fmt]
+    response = HttpResponse(text, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{extension}"'
+    return response
+
+
+@login_required
+def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    if fmt not in DOWNLOADS:
+        raise Http404("unknown format")
+    project = _researcher_project(request, slug)
+    parameters = _parameters(_form(request, project))
+    if parameters is None:
+        return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
+    try:
+        result = project_report(project=project, parameters=parameters)
+    except UnknownJudgeRun as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    return _download(render_report(result, fmt), fmt, f"{project.slug}-agreement")
+
+
+class FreezeForm(forms.Form):
+    title = forms.CharField(label="Snapshot title", max_length=200, required=False)
+
+
+@login_required
+@require_POST
+def report_freeze(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    form, freeze = _form(request, project), FreezeForm(request.POST)
+    parameters = _parameters(form)
+    if parameters is None or not freeze.is_valid():
+        return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
+    try:
+        # The cached report for these parameters is the one on screen: freeze exactly that.
+        current = project_report(project=project, parameters=parameters)
+        snapshot = report_snapshot_create(
+            project=project,
+            parameters=parameters,
+            user=request.user,
+            title=freeze.cleaned_data["title"],
+            report=current,
+        )
+    except UnknownJudgeRun as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    url = reverse("report_snapshot", args=[project.slug, snapshot.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _snapshot(request: HttpRequest, slug: str, snapshot_id: int) -> tuple[Project, ReportSnapshot]:
+    project = _researcher_project(request, slug)
+    return project, get_object_or_404(ReportSnapshot, pk=snapshot_id, project=project)
+
+
+@login_required
+def snapshot_detail(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
+    project, snapshot = _snapshot(request, slug, snapshot_id)
+    tables = [Table.from_json_dict(key, data) for key, data in snapshot.numbers.get("tables", {}).items()]
+    return render(
+        request,
+        "validation/snapshot.html",
+        {"project": project, "snapshot": snapshot, "tables": tables, "checks": snapshot.checks.all()[:10]},
+    )
+
+
+@login_required
+@require_http_methods(["POST"])
+def snapshot_check(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
+    project, snapshot = _snapshot(request, slug, snapshot_id)
+    report_snapshot_check(snapshot=snapshot, user=request.user)
+    if not request.htmx:
+        return redirect("report_snapshot", project.slug, snapshot.pk)
+    return render(
+        request,
+        "validation/snapshot.html#checks",
+        {"project": project, "snapshot": snapshot, "checks": snapshot.checks.all()[:10]},
+    )
+
+
+@login_required
+def snapshot_download(request: HttpRequest, slug: str, snapshot_id: int, fmt: str) -> HttpResponse:
+    if fmt not in DOWNLOADS:
+        raise Http404("unknown format")
+    project, snapshot = _snapshot(request, slug, snapshot_id)
+    text = {"md": snapshot.markdown, "latex": snapshot.latex, "csv": snapshot.csv}[fmt]
+    return _download(text, fmt, f"{project.slug}-snapshot-{snapshot.pk}")
