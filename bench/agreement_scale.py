@@ -22,38 +22,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import peak_rss_mb, setup_django  # noqa: E402 - importable once the repository root is on the path
+
 SLUG = "bench-agreement"
 FACTORS = ("CT", "SA", "SC", "CLM", "MS", "AMR")
 BATCH = 5000
 EDITED = 0.02  # share of annotations that get a second version
 SEED = 20260101
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory in MB (VmHWM: its own address space, not its parent's)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # -- parent: the data ---------------------------------------------------------------------------

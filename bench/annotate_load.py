@@ -34,7 +34,6 @@ import random
 import re
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,9 @@ if TYPE_CHECKING:
     from annotation.models import Project
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import free_port, setup_django  # noqa: E402 - importable once the repository root is on the path
+
 SLUG = "bench-annotate-copa-likert"
 KIND = "copa_likert"
 OVERLAP = 3
@@ -73,16 +75,6 @@ ASSIGNMENT_RE = re.compile(rb'action="/p/[^/"]+/annotate/(\d+)/submit/"')
 CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 KEY_RE = re.compile(rb'name="idempotency_key" value="([^"]+)"')
 NOTHING_LEFT = b"Nothing left for you here"
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    # Measure what production runs: no debug cursor, cached template loader.
-    os.environ["DEBUG"] = "false"
-    import django
-
-    django.setup()
 
 
 # -- data: project, items, annotators -----------------------------------------------------------
@@ -169,12 +161,6 @@ def forget_sessions(keys: list[str]) -> None:
 
 
 # -- the server -----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

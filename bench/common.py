@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def setup_django() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # Measure what production runs: no debug cursor, cached template loader.
+    os.environ["DEBUG"] = "false"
     import django
 
     django.setup()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,34 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import peak_rss_mb, setup_django  # noqa: E402 - importable once the repository root is on the path
+
 SMALL = 10_000
 SLUG_PREFIX = "bench-import-"
 BASELINE_BATCH = 1000  # the batch size FACTS.md measured bulk_create with
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory in MB.
-
-    Linux carries ru_maxrss across fork and exec, so a child started by subprocess or
-    multiprocessing reports at least its parent's peak; VmHWM belongs to the current address
-    space alone. ru_maxrss (KiB on Linux) is the fallback where /proc is missing.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # -- child: one import in a fresh process -------------------------------------------------------

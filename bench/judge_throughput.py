@@ -27,18 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import free_port, setup_django  # noqa: E402 - importable once the repository root is on the path
+
 SLUG = "bench-judge-copa"
 WARMUP_SLUG = "bench-judge-warmup"
 CLIENT_FLOOR_REQUESTS = 2000
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -46,12 +41,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_server(port: int) -> subprocess.Popen:

@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
 from validation.agreement import render_csv, render_latex, render_markdown
+from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.models import ReportSnapshot
 from validation.ratings import project_ratings
 from validation.reports import ReportParameters, UnknownJudgeRun, build_report
@@ -27,21 +28,10 @@ from validation.reports.build import judge_info, report_agreement
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
 BAD_INPUT = 1
-FORMATS = ("json", "md", "latex", "csv")
 #: Resamples when a report is asked for and --bootstrap is not given (the report page's default).
 REPORT_BOOTSTRAP = 1000
 UNKNOWN_PROJECT = "no project with slug {slug!r}"
 UNKNOWN_SNAPSHOT = "no snapshot {id} in project {slug!r}"
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{number} is negative")
-    return number
 
 
 def _json(payload: Any) -> str:
@@ -61,11 +51,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--bootstrap",
-            type=_non_negative_int,
+            type=non_negative_int,
             metavar="N",
             help=f"bootstrap resamples for CIs (0; {REPORT_BOOTSTRAP} with --report/--freeze)",
         )
-        parser.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
         parser.add_argument(
             "--weights", choices=("linear", "quadratic"), default="linear", help="weighted kappa in the paper tables"
         )

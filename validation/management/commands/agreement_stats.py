@@ -13,21 +13,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from validation.agreement import LEVELS, dimension_agreement, render_csv, render_latex, render_markdown
+from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.ratings_io import RatingsFileInvalid, read_ratings
 
 BAD_INPUT = 1
-FORMATS = ("json", "md", "latex", "csv")
 UNKNOWN_REFERENCE = "--reference: rater {rater!r} has no rating in {file}"
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{number} is negative")
-    return number
 
 
 class Command(BaseCommand):
@@ -40,9 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--level", choices=LEVELS, default="nominal", help="level of measurement (nominal)")
         parser.add_argument("--reference", metavar="RATER", help="correlate the other raters' mean with this rater")
         parser.add_argument(
-            "--bootstrap", type=_non_negative_int, default=0, metavar="N", help="bootstrap resamples for CIs (0)"
+            "--bootstrap", type=non_negative_int, default=0, metavar="N", help="bootstrap resamples for CIs (0)"
         )
-        parser.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
         parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
 
     def handle(self, *args: Any, **options: Any) -> None:
