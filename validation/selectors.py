@@ -10,10 +10,19 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Prefetch, QuerySet
 
 from annotation.models import Annotation, Item, Project
+from validation.agreement import DimensionAgreement
 from validation.models import ReportSnapshot, SnapshotCheck
+from validation.ratings import project_ratings
 from validation.reports import Figure, Report, ReportParameters, build_report
+from validation.reports.build import judge_info, report_agreement
 
-__all__ = ["project_data_state", "project_report", "project_snapshots", "report_figures"]
+__all__ = [
+    "project_data_state",
+    "project_dimension_agreement",
+    "project_report",
+    "project_snapshots",
+    "report_figures",
+]
 
 #: How long a computed report stays cached (it is keyed by the data's state, so it never goes stale).
 CACHE_SECONDS = getattr(settings, "CONCORD_REPORT_CACHE_SECONDS", 24 * 3600)
@@ -83,3 +92,16 @@ def project_snapshots(*, project: Project) -> QuerySet[ReportSnapshot]:
         .prefetch_related(Prefetch("checks", queryset=SnapshotCheck.objects.order_by("-checked_at", "-id")))
         .defer("markdown", "latex", "csv", "numbers")
     )
+
+
+def project_dimension_agreement(
+    *, project: Project, parameters: ReportParameters, judge_as_rater: bool = False
+) -> dict[str, DimensionAgreement]:
+    """Every dimension's agreement for a project (the ``agreement`` command's and the API's numbers).
+
+    Raises UnknownJudgeRun when ``parameters.judge_run_id`` names no run of this project.
+    """
+    judge = judge_info(project, parameters.judge_run_id)
+    ratings = project_ratings(project=project, judge_run_id=parameters.judge_run_id, sources=parameters.sources or None)
+    agreement, _ = report_agreement(ratings, project.task_kind, parameters, judge, judge_as_rater=judge_as_rater)
+    return agreement.dimensions

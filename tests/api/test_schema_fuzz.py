@@ -35,8 +35,13 @@ def tokens(make_project, make_user, tmp_path):
 def test_no_operation_answers_500(tokens, who):
     schema = from_wsgi("/api/schema/", get_wsgi_application())
     failures: list[str] = []
-    operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) >= 8
+    # Starting judge runs is left out: a generated base URL would send requests off this machine.
+    operations = [
+        operation
+        for operation in (result.ok() for result in schema.get_all_operations())
+        if operation.label != "POST /api/projects/{slug}/runs/"
+    ]
+    assert len(operations) >= 12
     for operation in operations:
         fuzz_operation(operation, tokens[who], failures)
     assert failures == []

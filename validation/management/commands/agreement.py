@@ -22,9 +22,8 @@ from annotation.models import Project
 from validation.agreement import render_csv, render_latex, render_markdown
 from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.models import ReportSnapshot
-from validation.ratings import project_ratings
 from validation.reports import ReportParameters, UnknownJudgeRun, build_report
-from validation.reports.build import judge_info, report_agreement
+from validation.selectors import project_dimension_agreement
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
 BAD_INPUT = 1
@@ -97,12 +96,7 @@ class Command(BaseCommand):
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
 
     def _dimensions(self, project: Project, parameters: ReportParameters, fmt: str, judge_as_rater: bool) -> None:
-        judge = judge_info(project, parameters.judge_run_id)
-        ratings = project_ratings(
-            project=project, judge_run_id=parameters.judge_run_id, sources=parameters.sources or None
-        )
-        agreement, _ = report_agreement(ratings, project.task_kind, parameters, judge, judge_as_rater=judge_as_rater)
-        results = agreement.dimensions
+        results = project_dimension_agreement(project=project, parameters=parameters, judge_as_rater=judge_as_rater)
         if fmt == "json":
             self._write(_json({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
         else:

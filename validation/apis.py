@@ -1,0 +1,77 @@
+"""REST API for agreement numbers and gold exports."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis import member_project
+from annotation.errors import FieldError, ValidationFailed
+from annotation.models import Role
+from validation.exports import FORMATS
+from validation.goldset import SHAPES, export_gold
+from validation.reports import ReportParameters, UnknownJudgeRun
+from validation.selectors import project_dimension_agreement
+
+CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+
+
+class AgreementApi(APIView):
+    class Query(serializers.Serializer):
+        judge_run = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+        bootstrap = serializers.IntegerField(min_value=0, max_value=10_000, required=False, default=0)
+        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, default=0)
+
+    @extend_schema(
+        parameters=[Query],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Agreement per dimension, in the JSON shape of `manage.py agreement SLUG --format json`.",
+    )
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        parameters = ReportParameters(
+            judge_run_id=query.validated_data["judge_run"],
+            bootstrap=query.validated_data["bootstrap"],
+            seed=query.validated_data["seed"],
+        )
+        try:
+            results = project_dimension_agreement(project=project, parameters=parameters)
+        except UnknownJudgeRun as exc:
+            raise ValidationFailed([FieldError("judge_run", str(exc))]) from None
+        return Response({"dimensions": {name: result.to_json_dict() for name, result in results.items()}})
+
+
+class GoldExportApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", str, enum=list(FORMATS), default="jsonl"),
+            OpenApiParameter("shape", str, enum=list(SHAPES), default="concord"),
+        ],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        fmt, shape = request.query_params.get("format", "jsonl"), request.query_params.get("shape", "concord")
+        problems = [
+            FieldError(name, f"must be one of {', '.join(choices)}")
+            for name, value, choices in (("format", fmt, FORMATS), ("shape", shape, SHAPES))
+            if value not in choices
+        ]
+        if problems:
+            raise ValidationFailed(problems)
+        folder = Path(tempfile.mkdtemp(prefix="concord-export-"))
+        path = folder / f"{project.slug}-gold-{shape}.{fmt}"
+        export_gold(project=project, fmt=fmt, path=path, shape=shape)
+        handle = path.open("rb")
+        path.unlink()  # the open handle keeps the bytes until the response is sent
+        folder.rmdir()
+        return FileResponse(handle, as_attachment=True, filename=path.name, content_type=CONTENT_TYPES[fmt])
