@@ -8,12 +8,12 @@ information and pandas / `datasets` read them without a custom schema.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -22,7 +22,7 @@ FORMATS = ("jsonl", "csv", "parquet")
 
 
 def _flat(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+    return orjson.dumps(value).decode() if isinstance(value, dict | list) else value
 
 
 def _batches(records: Iterable[dict], size: int) -> Iterator[list[dict]]:
@@ -33,9 +33,9 @@ def _batches(records: Iterable[dict], size: int) -> Iterator[list[dict]]:
 
 def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
     count = 0
-    with open(path, "w", encoding="utf-8") as handle:
+    with open(path, "wb") as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
             count += 1
     return count
 
@@ -70,7 +70,9 @@ def _array(values: list[Any], kind: pa.DataType) -> pa.Array:
         return pa.array(values, type=kind)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         # A later batch may carry a number where the first had text: keep it, as text.
-        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v) for v in values], type=pa.string())
+        return pa.array(
+            [v if v is None or isinstance(v, str) else orjson.dumps(v).decode() for v in values], pa.string()
+        )
 
 
 def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int = PARQUET_BATCH) -> int:
@@ -84,10 +86,7 @@ def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int 
             columns: dict[str, list[Any]] = {name: [] for name in names}
             for record in batch:
                 for name in names:
-                    value = record.get(name)
-                    columns[name].append(
-                        json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
-                    )
+                    columns[name].append(_flat(record.get(name)))
             if schema is None:
                 schema = pa.schema([(name, _column_type(columns[name])) for name in names])
                 writer = pq.ParquetWriter(str(path), schema)

@@ -3,11 +3,11 @@ records in Concord's importable shape or the benchmark's own, streamed in batche
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 from django.db import connection, transaction
 
 from annotation.errors import FieldError, ValidationFailed
@@ -18,7 +18,7 @@ from validation.gold import Decision, Gold, item_gold
 from validation.mcq import LabelStatement
 from validation.models import Adjudication
 
-BATCH = 2000
+BATCH = 5000
 SHAPES = ("concord", "benchmark")
 UNKNOWN_SHAPE = "unknown export shape {shape!r}; choose concord (re-importable) or benchmark"
 
@@ -27,17 +27,22 @@ def project_rules(project: Project) -> AdjudicationRules:
     return AdjudicationRules.from_json(project.adjudication_rules, kind=project.task_kind)
 
 
-def _latest_values(item_ids: list[int]) -> dict[int, dict[str, dict]]:
+def _latest_values(item_ids: list[int], *, project_id: int | None = None) -> dict[int, dict[str, dict]]:
     """Each rater's latest value per item. The bulk of an export: read as JSON text and decoded here,
     which skips the ORM's per-row conversion (a third of the time for a million annotations)."""
     latest: dict[int, dict[str, dict]] = {}
-    rows = Annotation.objects.filter(item_id__in=item_ids).order_by("item_id", "rater", "version")
+    if project_id is not None:
+        # A batch of a project's items in id order: a range is far cheaper to send and plan than 5,000 ids.
+        rows = Annotation.objects.filter(project_id=project_id, item_id__gte=item_ids[0], item_id__lte=item_ids[-1])
+    else:
+        rows = Annotation.objects.filter(item_id__in=item_ids)
+    rows = rows.order_by("item_id", "rater", "version")
     sql, params = rows.values_list("item_id", "rater", "value").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         for item_id, rater, value in cursor:
             # versions ascend, so the last value stays; drivers hand JSON over as text or decoded
-            latest.setdefault(item_id, {})[rater] = json.loads(value) if isinstance(value, str) else value
+            latest.setdefault(item_id, {})[rater] = _json(value)
     return latest
 
 
@@ -73,18 +78,29 @@ class ItemState:
         return self.gold.decision is None and (bool(self.reasons) or not self.gold.ready and bool(self.gold.raters))
 
 
+def _item_rows(project_id: int, after_pk: int) -> list[ItemRow]:
+    """The next batch of a project's items after ``after_pk``, JSON decoded here (as for values)."""
+    rows = Item.objects.filter(project_id=project_id, pk__gt=after_pk).order_by("pk")
+    sql, params = rows.values_list("pk", "external_id", "payload", "gold_value")[:BATCH].query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [ItemRow(pk, external_id, _json(payload), _json(gold)) for pk, external_id, payload, gold in cursor]
+
+
+def _json(value):
+    """Drivers hand JSON columns over as text (decoded here) or already decoded."""
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
+
+
 def project_items_state(*, project: Project, with_reasons: bool = True) -> Iterator[ItemState]:
     """Every item with its gold and (unless told not to) its disagreements, a batch of items and their
     values at a time."""
     kind, rules = project.task_kind, project_rules(project)
-    items = (
-        Item.objects.filter(project=project).order_by("pk").values_list("pk", "external_id", "payload", "gold_value")
-    )
     last_pk = 0
-    while batch := [ItemRow(*row) for row in items.filter(pk__gt=last_pk)[:BATCH]]:
+    while batch := _item_rows(project.pk, last_pk):
         last_pk = batch[-1].pk
         ids = [item.pk for item in batch]
-        values, decisions = _latest_values(ids), _decisions(ids)
+        values, decisions = _latest_values(ids, project_id=project.pk), _decisions(ids)
         judged = _judge_values(project, ids) if with_reasons and rules.llm_majority else {}
         for item in batch:
             raters = values.get(item.pk, {})
