@@ -30,6 +30,14 @@ class ProjectProgress:
         return min(100, round(100 * self.my_done / self.my_target)) if self.my_target else 0
 
 
+def project_with_roles(*, slug: str, user) -> tuple[Project | None, set[str]]:
+    """The project and the user's roles in it, in one query for members (every page asks for both)."""
+    memberships = list(Membership.objects.filter(project__slug=slug, user=user).select_related("project"))
+    if memberships:
+        return memberships[0].project, {m.role for m in memberships}
+    return Project.objects.filter(slug=slug).first(), set()
+
+
 def project_roles(*, project: Project, user) -> set[str]:
     if not user.is_authenticated:
         return set()

@@ -15,4 +15,5 @@ urlpatterns = [
     path("p/<slug:slug>/annotate/<int:assignment_id>/skip/", views.assignment_skip_view, name="assignment_skip"),
     path("p/<slug:slug>/annotate/<int:assignment_id>/edit/", views.annotation_edit, name="annotation_edit"),
     path("p/<slug:slug>/history/", views.annotation_history, name="annotation_history"),
+    path("p/<slug:slug>/undo/", views.annotation_undo, name="annotation_undo"),
 ]

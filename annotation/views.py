@@ -36,6 +36,7 @@ from annotation.selectors import (
     peer_values,
     project_roles,
     project_summary,
+    project_with_roles,
     projects_for_user,
     visible_suggestion,
 )
@@ -51,8 +52,9 @@ class ImportForm(forms.Form):
 
 
 def _member_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project = get_object_or_404(Project, slug=slug)
-    roles = project_roles(project=project, user=request.user)
+    project, roles = project_with_roles(slug=slug, user=request.user)
+    if project is None:
+        raise Http404("No such project.")
     if not roles and not request.user.is_superuser:
         raise PermissionDenied("You are not a member of this project.")
     return project, roles
@@ -158,7 +160,7 @@ def _render_item(
         "assignment": assignment,
         "errors": errors or [],
         "editing": editing,
-        "undo_url": _undo_url(project, request.user),
+        "undo_url": reverse("annotation_undo", args=[project.slug]),
     }
     if assignment is not None:
         suggestion = visible_suggestion(assignment=assignment)
@@ -253,9 +255,14 @@ def annotation_history(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/history.html", context)
 
 
-def _undo_url(project: Project, user) -> str | None:
-    last = last_submitted(project=project, user=user)
-    return reverse("annotation_edit", args=[project.slug, last.pk]) if last else None
+@login_required
+def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
+    """The user's previous answer, opened for a change; found when asked, not on every page."""
+    project, _ = _annotator_project(request, slug)
+    last = last_submitted(project=project, user=request.user)
+    if last is None:
+        return redirect("workspace", slug=project.slug)
+    return redirect("annotation_edit", slug=project.slug, assignment_id=last.pk)
 
 
 def _own_assignment(request: HttpRequest, project: Project, assignment_id: int) -> Assignment:

@@ -181,3 +181,14 @@ class ResearcherViewTests:
             ("ann", 1, 1, 0.5)
         ]
         assert rows[0].median_seconds is not None
+
+
+class UndoTests:
+    def test_undo_opens_the_previous_answer(self, client, copa):
+        project, people = copa
+        client.force_login(people["ann1"])
+        undo = reverse("annotation_undo", args=[project.slug])
+        assert client.get(undo)["Location"] == reverse("workspace", args=[project.slug])  # nothing to undo yet
+        _, first = open_item(client, project)
+        submit(client, project, first, SCORES)
+        assert client.get(undo)["Location"] == reverse("annotation_edit", args=[project.slug, first.pk])
