@@ -42,7 +42,7 @@ class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "created_at"]  # fmt: skip
+                  "seed", "qualification_rate", "adjudication_rules", "created_at"]  # fmt: skip
 
 
 class ProjectListApi(APIView):
@@ -61,6 +61,7 @@ class ProjectListApi(APIView):
         suggestion_probability = serializers.FloatField(min_value=0, max_value=1, required=False, default=0.5)
         seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False, default=0)
         qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False, default=0.0)
+        adjudication_rules = serializers.JSONField(required=False, allow_null=True, default=None)
 
         def validate_slug(self, slug: str) -> str:
             if Project.objects.filter(slug=slug).exists():

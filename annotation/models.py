@@ -75,6 +75,14 @@ class Project(models.Model):
     def clean(self) -> None:
         if self.kind not in dict(kind_choices()):
             raise ValidationError({"kind": f"unknown task kind {self.kind!r}; choose one of {dict(kind_choices())}"})
+        if self.adjudication_rules is not None:
+            # The rules live with adjudication (validation depends on annotation, never the reverse).
+            from validation.adjudication import AdjudicationRules
+
+            try:
+                AdjudicationRules.from_json(self.adjudication_rules, kind=self.task_kind)
+            except (ValueError, TypeError) as exc:
+                raise ValidationError({"adjudication_rules": str(exc)}) from None
 
     @property
     def task_kind(self):

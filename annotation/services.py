@@ -34,6 +34,7 @@ def project_create(
     suggestion_probability: float = 0.5,
     seed: int = 0,
     qualification_rate: float = 0.0,
+    adjudication_rules: dict | None = None,
     created_by: Any = None,
 ) -> Project:
     project = Project(
@@ -46,6 +47,7 @@ def project_create(
         suggestion_probability=suggestion_probability,
         seed=seed,
         qualification_rate=qualification_rate,
+        adjudication_rules=adjudication_rules,
         created_by=created_by,
     )
     project.full_clean()

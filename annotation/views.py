@@ -42,6 +42,7 @@ from annotation.selectors import (
 )
 from annotation.services import import_job_create
 from annotation.tasks import import_job_task
+from validation.goldset import gold_summary
 
 NOT_A_RESEARCHER = "Only the project's researchers can do this."
 
@@ -87,6 +88,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
         "form": ImportForm(),
         "annotators": annotator_stats(project=project) if Role.RESEARCHER in roles or request.user.is_superuser else [],
         "annotates": bool(roles & ANNOTATING_ROLES),
+        "gold": gold_summary(project=project) if roles & {Role.RESEARCHER, Role.EXPERT} else None,
     }
 
 

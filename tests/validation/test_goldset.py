@@ -171,3 +171,28 @@ class PageTests:
         response = client.get(reverse("gold_download", args=[project.slug]) + "?format=jsonl&shape=benchmark")
         body = b"".join(response.streaming_content).decode()
         assert response.status_code == 200 and len(body.splitlines()) == 3
+
+
+class ConfigurationTests:
+    def test_rules_are_validated_when_a_project_is_created(self, make_project, tmp_path):
+        from django.core.exceptions import ValidationError
+
+        with pytest.raises(ValidationError, match="unknown adjudication rule"):
+            make_project("copa_likert", slug="bad", adjudication_rules={"unanimus": True})
+        with pytest.raises(CommandError, match="ordinal_distance") as caught:
+            call_command(
+                "create_project", "bad2", "--kind", "copa_likert", "--adjudication-rules", '{"ordinal_distance": 0}'
+            )
+        assert caught.value.returncode == 1
+
+    def test_unanimity_rule_sends_one_point_spreads_to_the_queue(self, rated):
+        project, items, _ = rated
+        project.adjudication_rules = {"unanimous": True}
+        project.save(update_fields=["adjudication_rules"])
+        assert [s.item.external_id for s in adjudication_queue(project=project)] == [i.external_id for i in items[1:]]
+
+    def test_project_page_shows_gold_readiness(self, rated, client):
+        project, _, expert = rated
+        client.force_login(expert)
+        page = client.get(reverse("project_detail", args=[project.slug])).content.decode()
+        assert "Gold-ready: 3 of 4 items (75%)" in page and "2 waiting for an expert" in page

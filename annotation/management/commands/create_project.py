@@ -27,6 +27,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
+            "--adjudication-rules",
+            type=json.loads,
+            metavar="JSON",
+            help='which disagreements go to an expert, e.g. \'{"ordinal_distance": 2, "llm_majority": true}\'',
+        )
+        parser.add_argument(
             "--qualification-rate",
             type=float,
             default=0.0,
@@ -60,6 +66,7 @@ class Command(BaseCommand):
                 suggestion_probability=probability,
                 seed=o["seed"],
                 qualification_rate=o["qualification_rate"],
+                adjudication_rules=o["adjudication_rules"],
             )
         except ValidationError as exc:
             lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
