@@ -66,7 +66,9 @@ def sign_in(live_server):
     def sign_in(page, username: str, password: str = "pw-for-tests-1") -> None:
         """Sign in by keyboard, as a person would."""
         page.goto(f"{live_server.url}/accounts/login/")
-        page.keyboard.type(username)  # the username field has autofocus
+        # The username field has autofocus; typing before focus lands would lose the first keys.
+        page.wait_for_function("document.activeElement && document.activeElement.id === 'id_username'")
+        page.keyboard.type(username)
         page.keyboard.press("Tab")
         page.keyboard.type(password)
         page.keyboard.press("Enter")

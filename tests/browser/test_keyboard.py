@@ -10,7 +10,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def open_workspace(page, live_server, project):
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
-    page.wait_for_selector("#annotation-form")
+    # Keys count only once the page has put focus on the form, as a person would wait to see it.
+    page.wait_for_function("document.activeElement && document.activeElement.closest('#annotation-form')")
 
 
 def finished(page):
