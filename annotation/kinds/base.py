@@ -71,30 +71,30 @@ def field_path(path: Iterable[Any], prefix: str = "") -> str:
 
 def describe_schema_error(error: SchemaError) -> str:
     """Turn a jsonschema error into a sentence that says what to change."""
-    kind, spec, instance = error.validator, error.validator_value, error.instance
-    if kind == "required":
+    keyword, spec, instance = error.validator, error.validator_value, error.instance
+    if keyword == "required":
         missing = [name for name in spec if isinstance(instance, dict) and name not in instance]
         return f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}"
-    if kind == "additionalProperties":
+    if keyword == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}).keys())
         unknown = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
         return f"unknown field '{', '.join(unknown)}' (allowed: {', '.join(allowed)})"
-    if kind == "type":
+    if keyword == "type":
         return f"must be of type {spec}, got {type(instance).__name__} {json.dumps(instance)[:60]}"
-    if kind == "minLength" and spec == 1:
+    if keyword == "minLength" and spec == 1:
         return "must not be empty"
-    if kind == "minItems":
+    if keyword == "minItems":
         return f"needs at least {spec} entr{'y' if spec == 1 else 'ies'}, got {len(instance)}"
-    if kind == "maxItems":
+    if keyword == "maxItems":
         return f"allows at most {spec} entries, got {len(instance)}"
-    if kind == "enum":
+    if keyword == "enum":
         return f"must be one of {', '.join(json.dumps(v) for v in spec)}, got {json.dumps(instance)}"
-    if kind == "const":
+    if keyword == "const":
         return f"must be {json.dumps(spec)}, got {json.dumps(instance)}"
-    if kind in ("minimum", "maximum"):
-        word = "at least" if kind == "minimum" else "at most"
+    if keyword in ("minimum", "maximum"):
+        word = "at least" if keyword == "minimum" else "at most"
         return f"must be {word} {spec}, got {json.dumps(instance)}"
-    if kind == "uniqueItems":
+    if keyword == "uniqueItems":
         return "entries must not repeat"
     return error.message
 
