@@ -298,6 +298,15 @@ class CopaLikertEvaluation(TemplatePrompt):
         return {"scores": {code: output["scores"][code] for code in FACTORS}}
 
 
+def ipqa_question(payload: dict) -> dict[str, str]:
+    """What every IPQA prompt shows of the user: earlier questions, the question and its narrative."""
+    return {
+        "profile": earlier_questions(payload.get("user_profile", [])),
+        "question": payload["question"],
+        "narrative": payload.get("narrative") or "(none)",
+    }
+
+
 class IpqaCoreIntentValidation(TemplatePrompt):
     kind = "ipqa_core_intent"
     title = "IPQA core-intent validation"
@@ -305,9 +314,7 @@ class IpqaCoreIntentValidation(TemplatePrompt):
 
     def context(self, payload: dict, state: Any) -> dict[str, str]:
         return {
-            "profile": earlier_questions(payload.get("user_profile", [])),
-            "question": payload["question"],
-            "narrative": payload.get("narrative") or "(none)",
+            **ipqa_question(payload),
             "selected_answer": payload["selected_answer"],
             "candidates": numbered(payload["candidate_intents"]),
         }
@@ -442,11 +449,7 @@ class IpqaIntentGeneration(Generator):
     source = "IPQA (paper 000), §2.2.2 initial intent generation"
 
     def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return {
-            "profile": earlier_questions(payload.get("user_profile", [])),
-            "question": payload["question"],
-            "narrative": payload.get("narrative") or "(none)",
-        }
+        return ipqa_question(payload)
 
 
 class IpqaEvalIntentMatching(Generator):
