@@ -11,11 +11,11 @@ from django.db.models import Subquery
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import project_access
 from annotation.assignments import assignment_claim_next, assignment_for_user, assignment_skip, assignment_submit
 from annotation.importing import import_items
 from annotation.kinds import kind_choices
@@ -29,13 +29,7 @@ SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
 
 def member_project(request, slug: str, *, allowed: set[str] | None = None) -> tuple[Project, set[str]]:
     """The project if the user belongs to it (else 404, so outsiders learn nothing) with the right role."""
-    project = Project.objects.filter(slug=slug).first()
-    roles = project_roles(project=project, user=request.user) if project else set()
-    if project is None or not roles:
-        raise Http404("no such project")
-    if allowed is not None and not roles & allowed:
-        raise PermissionDenied(f"needs one of the roles {sorted(allowed)} in this project")
-    return project, roles
+    return project_access(user=request.user, slug=slug, allowed=allowed, hide_from_outsiders=True)
 
 
 class ProjectOutput(serializers.ModelSerializer):

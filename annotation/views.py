@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import reswap, retarget
 
+from annotation.access import project_access
 from annotation.assignments import (
     NOT_YOUR_ASSIGNMENT,
     AssignmentClosed,
@@ -36,7 +37,6 @@ from annotation.selectors import (
     peer_values,
     project_roles,
     project_summary,
-    project_with_roles,
     projects_for_user,
     visible_suggestion,
 )
@@ -53,12 +53,7 @@ class ImportForm(forms.Form):
 
 
 def _member_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project, roles = project_with_roles(slug=slug, user=request.user)
-    if project is None:
-        raise Http404("No such project.")
-    if not roles and not request.user.is_superuser:
-        raise PermissionDenied("You are not a member of this project.")
-    return project, roles
+    return project_access(user=request.user, slug=slug)
 
 
 def _require_researcher(request: HttpRequest, roles: set[str]) -> None:
@@ -138,8 +133,8 @@ NOT_AN_ANNOTATOR = "Only the project's annotators and experts annotate."
 
 
 def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project, roles = _member_project(request, slug)
-    if not roles & ANNOTATING_ROLES:
+    project, roles = project_access(user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR)
+    if not roles & ANNOTATING_ROLES:  # a superuser who does not annotate here has no assignments
         raise PermissionDenied(NOT_AN_ANNOTATOR)
     return project, roles
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.access import project_access
 from annotation.errors import ValidationFailed
 from annotation.models import Project, Role
-from annotation.selectors import project_roles
 from judges.errors import JudgeError, JudgeExists
 from judges.forms import JudgeForm, RunForm
 from judges.models import JudgeRun
@@ -32,10 +31,7 @@ FAILED_PER_PAGE = 50
 
 
 def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    if not request.user.is_superuser and Role.RESEARCHER not in project_roles(project=project, user=request.user):
-        raise PermissionDenied(NOT_A_RESEARCHER)
-    return project
+    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
 
 
 def _run(project: Project, run_id: int) -> JudgeRun:

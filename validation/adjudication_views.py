@@ -7,26 +7,23 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation.access import project_access
 from annotation.errors import ValidationFailed
 from annotation.models import Item, Project, Role
-from annotation.selectors import project_roles
 from validation.exports import FORMATS
 from validation.goldset import SHAPES, adjudication_queue, adjudication_record, export_gold, gold_summary, item_state
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
+NOT_A_DECIDER = "Only the project's experts and researchers adjudicate."
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
 def _expert_project(request: HttpRequest, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    if not project_roles(project=project, user=request.user) & DECIDERS and not request.user.is_superuser:
-        raise PermissionDenied("Only the project's experts and researchers adjudicate.")
-    return project
+    return project_access(user=request.user, slug=slug, allowed=DECIDERS, denied=NOT_A_DECIDER)[0]
 
 
 @login_required

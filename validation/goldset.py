@@ -3,12 +3,15 @@ records in Concord's importable shape or the benchmark's own, streamed in batche
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+from django.core.cache import cache
 from django.db import connection, transaction
+from django.db.models import Count, Max
 
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Annotation, Item, Project
@@ -141,7 +144,32 @@ class GoldSummary:
         return round(100 * self.ready / self.items) if self.items else 0
 
 
+GOLD_SUMMARY_SECONDS = 24 * 3600
+
+
 def gold_summary(*, project: Project) -> GoldSummary:
+    """How much of the project is gold-ready. Walking every item is seconds for a large project, so
+    the answer is cached under a fingerprint of the data it reads: any change gives a new key."""
+    from validation.selectors import project_data_state  # selectors import the report machinery
+
+    decisions = Adjudication.objects.filter(project=project).aggregate(n=Count("id"), top=Max("id"))
+    key = (
+        "concord:gold-summary:"
+        + hashlib.sha256(
+            orjson.dumps(
+                [project_data_state(project=project), decisions["n"], decisions["top"], project.adjudication_rules],
+                option=orjson.OPT_SORT_KEYS,
+            )
+        ).hexdigest()
+    )
+    summary = cache.get(key)
+    if summary is None:
+        summary = _count_gold(project)
+        cache.set(key, summary, GOLD_SUMMARY_SECONDS)
+    return summary
+
+
+def _count_gold(project: Project) -> GoldSummary:
     counts = {"items": 0, "ready": 0, "adjudicated": 0, "majority": 0, "known_answer": 0, "waiting": 0, "unrated": 0}
     for state in project_items_state(project=project):
         counts["items"] += 1

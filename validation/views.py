@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from annotation.access import project_access
 from annotation.models import Project, Role
-from annotation.selectors import project_roles
 from validation.models import ReportSnapshot
 from validation.reports import ReportParameters, Table, UnknownJudgeRun
 from validation.selectors import project_report, project_snapshots, report_figures
@@ -74,10 +73,7 @@ class ReportForm(forms.Form):
 
 
 def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    if Role.RESEARCHER not in project_roles(project=project, user=request.user) and not request.user.is_superuser:
-        raise PermissionDenied(NOT_A_RESEARCHER)
-    return project
+    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
 
 
 def _form(request: HttpRequest, project: Project) -> ReportForm:

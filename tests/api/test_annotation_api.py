@@ -1,14 +1,13 @@
 """REST API: who may do what, and a bad write stores nothing."""
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Item, Project, Role
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
+from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 COPA = get_kind("copa_likert")
@@ -25,14 +24,6 @@ def world(make_project, make_user, tmp_path):
     membership_add(project=main, user=people["res"], role=Role.RESEARCHER)
     membership_add(project=other, user=people["stranger"], role=Role.RESEARCHER)
     return main, people
-
-
-def client_for(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
 
 
 def claim_and_submit(user, value=None):

@@ -1,8 +1,6 @@
 """REST API for judge runs, agreement and gold: researchers only, and a bad request stores nothing."""
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotation.importing import import_items
 from annotation.kinds import get_kind
@@ -10,6 +8,7 @@ from annotation.models import Role
 from annotation.services import annotation_submit, membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
 from judges.models import JudgeRun, Suggestion
+from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 COPA = get_kind("copa_likert")
@@ -24,13 +23,6 @@ def world(make_project, make_user, tmp_path):
     membership_add(project=project, user=people["res"], role=Role.RESEARCHER)
     membership_add(project=project, user=people["ann"], role=Role.ANNOTATOR)
     return project, people
-
-
-def client_for(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 URLS = ["/api/projects/main/runs/", "/api/projects/main/agreement/", "/api/projects/main/gold/"]

@@ -1,0 +1,37 @@
+"""Who may open a project: one rule for pages and the API.
+
+A project someone does not belong to answers 403 on pages (they may follow a link and should be
+told why) and 404 in the API (``hide_from_outsiders``: a client learns nothing about it). With
+``allowed`` roles, members without one of them get 403 with ``denied``. Superusers pass.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from annotation.models import Project
+from annotation.selectors import project_with_roles
+
+NOT_A_MEMBER = "You are not a member of this project."
+
+
+def project_access(
+    *,
+    user,
+    slug: str,
+    allowed: set[str] | None = None,
+    denied: str = "",
+    hide_from_outsiders: bool = False,
+) -> tuple[Project, set[str]]:
+    """The project and the user's roles in it, or Http404 / PermissionDenied."""
+    project, roles = project_with_roles(slug=slug, user=user) if user.is_authenticated else (None, set())
+    if project is None or (hide_from_outsiders and not roles and not user.is_superuser):
+        raise Http404("No such project.")
+    if user.is_superuser:
+        return project, roles
+    if allowed is not None and not roles & allowed:
+        raise PermissionDenied(denied or f"needs one of the roles {sorted(allowed)} in this project")
+    if not roles:
+        raise PermissionDenied(NOT_A_MEMBER)
+    return project, roles
