@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import BooleanField, Case, Exists, F, OuterRef, Value, When
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from annotation import sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.models import Annotation, AnnotatorState, Assignment, Item, Project, SuggestionExposure
 from annotation.services import annotation_submit
@@ -50,12 +51,70 @@ def suggestion_exposed(*, project: Project, item_id: int, annotator_id: int) -> 
     return False
 
 
-def _state(project: Project, user) -> AnnotatorState:
-    start = int(seeded_fraction(project.seed, "start", user.pk) * 2**62)
-    state, _ = AnnotatorState.objects.select_for_update().get_or_create(
-        project=project, annotator=user, defaults={"cursor": start}
+# The statements below run on every workspace request, so they are written out (see annotation/sql.py).
+
+CURRENT_SQL = """
+SELECT a.*, i.external_id AS item_external_id, i.payload AS item_payload, i.gold_value AS item_gold_value
+FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
+WHERE {where}
+ORDER BY a.created_at, a.id
+LIMIT 1
+"""
+STATE_SQL = "SELECT id, cursor, served FROM annotation_annotatorstate WHERE project_id = %s AND annotator_id = %s"
+# Open items the user has not had, in the project's order after (or up to) their cursor. The partial
+# index item_open_in_order serves it: the anti-join stops at the first row that passes.
+NEXT_OPEN_SQL = """
+SELECT i.* FROM annotation_item i
+WHERE i.project_id = %s AND i.is_open AND i.order_key {cmp} %s
+  AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.item_id = i.id AND a.annotator_id = %s)
+ORDER BY i.order_key
+LIMIT 1
+"""
+# The conditional UPDATE that keeps an item at k annotators however many ask at once.
+TAKE_PLACE_SQL = """
+UPDATE annotation_item SET assigned_count = assigned_count + 1, is_open = (assigned_count + 1 < %s)
+WHERE id = %s AND is_open AND assigned_count < %s
+"""
+INSERT_ASSIGNMENT_SQL = """
+INSERT INTO annotation_assignment
+    (project_id, item_id, annotator_id, status, skip_reason, suggestion_visible, created_at, opened_at)
+VALUES (%s, %s, %s, %s, '', %s, %s, %s)
+RETURNING id
+"""
+
+
+def _assignment_with_item(project: Project | None, user, where: str, params: list) -> Assignment | None:
+    """One assignment and its item from one statement. The item's other columns stay deferred (read
+    if asked for); its JSON columns come as text and are decoded here."""
+    found = next(iter(Assignment.objects.raw(CURRENT_SQL.format(where=where), params)), None)
+    if found is None:
+        return None
+    found.annotator = user
+    found.item = Item.from_db(
+        connection.alias,
+        ["id", "project_id", "external_id", "payload", "gold_value"],
+        [
+            found.item_id,
+            found.project_id,
+            found.item_external_id,
+            sql.json_column(found.item_payload),
+            sql.json_column(found.item_gold_value),
+        ],
     )
-    return state
+    if project is not None:
+        found.project = found.item.project = project
+    return found
+
+
+def _state(project: Project, user) -> tuple[int, int, int]:
+    """(id, cursor, served) of the user's place in the project's order, locked until the claim ends."""
+    row = sql.fetch_one(STATE_SQL + sql.for_update(), [project.pk, user.pk])
+    if row is None:
+        start = int(seeded_fraction(project.seed, "start", user.pk) * 2**62)
+        # A parallel first request inserting the same row raises IntegrityError: the claim retries.
+        state = AnnotatorState.objects.create(project=project, annotator=user, cursor=start)
+        row = (state.pk, state.cursor, state.served)
+    return row
 
 
 def _not_mine(user):
@@ -65,21 +124,18 @@ def _not_mine(user):
 def _next_open_item(project: Project, user, cursor: int) -> Item | None:
     """The first open item after the cursor that the user has not had, wrapping round once. The whole
     row comes back, since the page shows it next."""
-    open_items = Item.objects.filter(project=project, is_open=True).filter(_not_mine(user)).order_by("order_key")
-    return open_items.filter(order_key__gt=cursor).first() or open_items.filter(order_key__lte=cursor).first()
+    for cmp in (">", "<="):
+        params = [project.pk, cursor, user.pk]
+        found = next(iter(Item.objects.raw(NEXT_OPEN_SQL.format(cmp=cmp), params)), None)
+        if found is not None:
+            found.project = project
+            return found
+    return None
 
 
 def _take_place(project: Project, item_id: int) -> bool:
     """Count one more annotator on the item, unless it already has k. True when the place was taken."""
-    k = project.overlap
-    return bool(
-        Item.objects.filter(pk=item_id, is_open=True, assigned_count__lt=k).update(
-            assigned_count=F("assigned_count") + 1,
-            is_open=Case(
-                When(assigned_count__lt=k - 1, then=Value(True)), default=Value(False), output_field=BooleanField()
-            ),
-        )
-    )
+    return sql.execute(TAKE_PLACE_SQL, [project.overlap, item_id, project.overlap]) == 1
 
 
 def _qualification_item(project: Project, user) -> Item | None:
@@ -93,12 +149,8 @@ def _qualification_item(project: Project, user) -> Item | None:
 
 def assignment_current(*, project: Project, user) -> Assignment | None:
     """The item the user holds and has not finished, oldest first."""
-    return (
-        Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.ASSIGNED)
-        .select_related("item")
-        .order_by("created_at", "pk")
-        .first()
-    )
+    where = "a.project_id = %s AND a.annotator_id = %s AND a.status = %s"
+    return _assignment_with_item(project, user, where, [project.pk, user.pk, Assignment.Status.ASSIGNED])
 
 
 def assignment_claim_next(*, project: Project, user) -> Assignment | None:
@@ -110,14 +162,14 @@ def assignment_claim_next(*, project: Project, user) -> Assignment | None:
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                state = _state(project, user)
+                state_id, cursor, served = _state(project, user)
                 item, advance = None, False
-                if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, state.served) < (
+                if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, served) < (
                     project.qualification_rate
                 ):
                     item = _qualification_item(project, user)
                 if item is None:
-                    item, advance = _next_open_item(project, user, state.cursor), True
+                    item, advance = _next_open_item(project, user, cursor), True
                     if item is not None and not _take_place(project, item.pk):
                         continue  # someone else took the last place first: look again
                 if item is None:
@@ -125,34 +177,58 @@ def assignment_claim_next(*, project: Project, user) -> Assignment | None:
                     item, advance = _qualification_item(project, user), False
                     if item is None:
                         return None
-                assignment = Assignment.objects.create(
-                    project=project,
-                    item=item,
-                    annotator=user,
-                    suggestion_visible=suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk),
-                    opened_at=timezone.now(),
-                )
-                state.served += 1
-                if advance:
-                    state.cursor = item.order_key
-                state.save(update_fields=["served", "cursor"])
-                return assignment
+                return _assign(project, user, item, state_id=state_id, cursor=item.order_key if advance else cursor)
         except IntegrityError:
             continue  # a parallel request of the same user claimed this item: the transaction rolled back
     return assignment_current(project=project, user=user)
 
 
-def assignment_for_user(*, assignment_id: int, user) -> Assignment:
-    try:
-        return Assignment.objects.select_related("item__project", "annotator").get(pk=assignment_id, annotator=user)
-    except Assignment.DoesNotExist:
-        raise NotAssigned(NOT_YOUR_ASSIGNMENT) from None
+def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -> Assignment:
+    """Record the claim and move the user's place on: one served item more, the cursor where it now is."""
+    now = timezone.now()
+    visible = suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk)
+    status = Assignment.Status.ASSIGNED
+    stamp = sql.db_datetime(now)
+    (assignment_id,) = sql.fetch_one(
+        INSERT_ASSIGNMENT_SQL, [project.pk, item.pk, user.pk, status, visible, stamp, stamp]
+    )
+    sql.execute(
+        "UPDATE annotation_annotatorstate SET served = served + 1, cursor = %s WHERE id = %s", [cursor, state_id]
+    )
+    assignment = Assignment(
+        id=assignment_id,
+        project=project,
+        item=item,
+        annotator=user,
+        status=status,
+        suggestion_visible=visible,
+        created_at=now,
+        opened_at=now,
+    )
+    assignment._state.adding = False
+    return assignment
+
+
+def assignment_for_user(*, assignment_id: int, user, project: Project | None = None) -> Assignment:
+    """The user's own assignment (any status), within ``project`` when one is given."""
+    if not 0 < assignment_id < 2**63:  # no such row, and the database would refuse the number
+        raise NotAssigned(NOT_YOUR_ASSIGNMENT)
+    where, params = "a.id = %s AND a.annotator_id = %s", [assignment_id, user.pk]
+    if project is not None:
+        where, params = f"{where} AND a.project_id = %s", [*params, project.pk]
+    found = _assignment_with_item(project, user, where, params)
+    if found is None:
+        raise NotAssigned(NOT_YOUR_ASSIGNMENT)
+    return found
 
 
 def assignment_open(*, assignment: Assignment) -> Assignment:
     """Mark the item as in front of the annotator now: time on item counts from here."""
     assignment.opened_at = timezone.now()
-    assignment.save(update_fields=["opened_at"])
+    sql.execute(
+        "UPDATE annotation_assignment SET opened_at = %s WHERE id = %s",
+        [sql.db_datetime(assignment.opened_at), assignment.pk],
+    )
     return assignment
 
 
@@ -180,7 +256,9 @@ def assignment_submit(
     seconds = (timezone.now() - assignment.opened_at).total_seconds() if assignment.opened_at else None
     with transaction.atomic():
         # Locked, so a skip arriving at the same moment cannot slip between the check and the write.
-        status = Assignment.objects.select_for_update().values_list("status", flat=True).get(pk=assignment.pk)
+        (status,) = sql.fetch_one(
+            "SELECT status FROM annotation_assignment WHERE id = %s" + sql.for_update(), [assignment.pk]
+        )
         if status == Assignment.Status.SKIPPED:
             raise AssignmentClosed(ALREADY_CLOSED)
         annotation = annotation_submit(
@@ -191,7 +269,9 @@ def assignment_submit(
             seconds_on_item=seconds,
             suggestion_visible=assignment.suggestion_visible if suggestion_visible is None else suggestion_visible,
         )
-        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ASSIGNED).update(
-            status=Assignment.Status.SUBMITTED, completed_at=timezone.now()
-        )
+        if status == Assignment.Status.ASSIGNED:
+            sql.execute(
+                "UPDATE annotation_assignment SET status = %s, completed_at = %s WHERE id = %s",
+                [Assignment.Status.SUBMITTED, sql.db_datetime(timezone.now()), assignment.pk],
+            )
     return annotation

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, Subquery
 
+from annotation import sql
 from annotation.models import Annotation, Assignment, ImportJob, Item, Membership, Project, Role
 
 
@@ -30,12 +31,20 @@ class ProjectProgress:
         return min(100, round(100 * self.my_done / self.my_target)) if self.my_target else 0
 
 
+# Every page and API call asks this; written out, since it runs on each request (see annotation/sql.py).
+PROJECT_WITH_ROLES_SQL = """
+SELECT p.*, m.role AS member_role
+FROM annotation_project p LEFT JOIN annotation_membership m ON m.project_id = p.id AND m.user_id = %s
+WHERE p.slug = %s
+"""
+
+
 def project_with_roles(*, slug: str, user) -> tuple[Project | None, set[str]]:
-    """The project and the user's roles in it, in one query for members (every page asks for both)."""
-    memberships = list(Membership.objects.filter(project__slug=slug, user=user).select_related("project"))
-    if memberships:
-        return memberships[0].project, {m.role for m in memberships}
-    return Project.objects.filter(slug=slug).first(), set()
+    """The project and the user's roles in it (empty for outsiders), or (None, set()): one query."""
+    rows = list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user.pk, slug]))
+    if not rows:
+        return None, set()
+    return rows[0], {row.member_role for row in rows if row.member_role}
 
 
 def project_roles(*, project: Project, user) -> set[str]:
@@ -118,7 +127,10 @@ def project_size(*, project: Project) -> tuple[int, int]:
 
 
 def annotator_progress(*, project: Project, user) -> AnnotatorProgress:
-    done = Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED).count()
+    (done,) = sql.fetch_one(
+        "SELECT COUNT(*) FROM annotation_assignment WHERE project_id = %s AND annotator_id = %s AND status = %s",
+        [project.pk, user.pk, Assignment.Status.SUBMITTED],
+    )
     items, annotators = project_size(project=project)
     return AnnotatorProgress(done=done, target=fair_share(items=items, overlap=project.overlap, annotators=annotators))
 

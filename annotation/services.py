@@ -9,9 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.utils import timezone
 
+from annotation import sql
 from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed
 from annotation.importing import file_format
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
@@ -64,6 +64,20 @@ def membership_add(*, project: Project, user: Any, role: str) -> Membership:
     return membership
 
 
+# Written out: it runs on every submit (see annotation/sql.py). The version is the rater's next one;
+# a conflict (the same idempotency key, or a parallel edit that took the version) inserts nothing.
+INSERT_ANNOTATION_SQL = """
+INSERT INTO annotation_annotation
+    (project_id, item_id, annotator_id, rater, version, value, source, idempotency_key, suggestion_visible,
+     seconds_on_item, created_at)
+VALUES (%s, %s, %s, %s,
+    (SELECT COALESCE(MAX(version), 0) + 1 FROM annotation_annotation WHERE item_id = %s AND rater = %s),
+    %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+RETURNING id, version
+"""
+
+
 def annotation_submit(
     *,
     item: Item,
@@ -80,38 +94,40 @@ def annotation_submit(
     the version already stored instead of adding another.
     """
     project = item.project
-    if idempotency_key:
-        existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
-        if existing is not None:
-            return existing
     problems = project.task_kind.check_value(value, payload=item.payload)
     if seconds_on_item is not None and seconds_on_item < 0:
         problems.append(FieldError("seconds_on_item", "must be ≥ 0"))
     if problems:
         raise ValidationFailed(problems)
+    key = idempotency_key or None
     for _attempt in range(VERSION_RACE_RETRIES):
-        try:
-            with transaction.atomic():
-                latest = Annotation.objects.filter(item=item, rater=user.username).aggregate(top=Max("version"))["top"]
-                return Annotation.objects.create(
-                    project=project,
-                    item=item,
-                    annotator=user,
-                    rater=user.username,
-                    version=(latest or 0) + 1,
-                    value=value,
-                    source=source,
-                    idempotency_key=idempotency_key or None,
-                    seconds_on_item=seconds_on_item,
-                    suggestion_visible=suggestion_visible,
-                )
-        except IntegrityError:
-            # A concurrent request won the race. With the same key its row is the answer; otherwise it
-            # took our version number, so count again.
-            if idempotency_key:
-                existing = Annotation.objects.filter(project=project, idempotency_key=idempotency_key).first()
-                if existing is not None:
-                    return existing
+        now = timezone.now()
+        params = [project.pk, item.pk, user.pk, user.username, item.pk, user.username, sql.json_param(value), source,
+                  key, suggestion_visible, seconds_on_item, sql.db_datetime(now)]  # fmt: skip
+        inserted = sql.fetch_one(INSERT_ANNOTATION_SQL, params)
+        if inserted is not None:
+            annotation = Annotation(
+                id=inserted[0],
+                project=project,
+                item=item,
+                annotator=user,
+                rater=user.username,
+                version=inserted[1],
+                value=value,
+                source=source,
+                idempotency_key=key,
+                seconds_on_item=seconds_on_item,
+                suggestion_visible=suggestion_visible,
+                created_at=now,
+            )
+            annotation._state.adding = False
+            return annotation
+        # Nothing inserted. With a key already used, that row is the answer; otherwise a parallel edit
+        # took our version number, so count again.
+        if key:
+            existing = Annotation.objects.filter(project=project, idempotency_key=key).first()
+            if existing is not None:
+                return existing
     raise ConcurrentEdit(CONCURRENT_EDIT)
 
 

@@ -16,7 +16,6 @@ from django_htmx.http import reswap, retarget
 
 from annotation.access import project_access
 from annotation.assignments import (
-    NOT_YOUR_ASSIGNMENT,
     AssignmentClosed,
     NotAssigned,
     assignment_claim_next,
@@ -264,9 +263,6 @@ def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _own_assignment(request: HttpRequest, project: Project, assignment_id: int) -> Assignment:
     try:
-        assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
+        return assignment_for_user(assignment_id=assignment_id, user=request.user, project=project)
     except NotAssigned as exc:
         raise Http404(exc.message) from None
-    if assignment.project_id != project.pk:
-        raise Http404(NOT_YOUR_ASSIGNMENT)
-    return assignment
