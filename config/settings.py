@@ -102,7 +102,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL.startswith("redis://"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     # Shared between the web process and the worker, so progress written by one is read by the other.
     CACHES = {
@@ -116,6 +116,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Django's ModelBackend with the per-request user read written out (config/auth.py).
+AUTHENTICATION_BACKENDS = ["config.auth.SessionUserBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
