@@ -10,16 +10,12 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import ValidationError
 
 
 class SessionUserBackend(ModelBackend):
     def get_user(self, user_id: Any) -> Any:
         users = get_user_model()
-        try:
-            pk = users._meta.pk.to_python(user_id)
-        except ValidationError:  # a session naming no valid id is a session without a user
-            return None
+        # Django has already turned the session's value into a primary key (auth.get_user).
         statement = f"SELECT * FROM {users._meta.db_table} WHERE {users._meta.pk.column} = %s"
-        found = next(iter(users._default_manager.raw(statement, [pk])), None)
+        found = next(iter(users._default_manager.raw(statement, [user_id])), None)
         return found if found is not None and self.user_can_authenticate(found) else None

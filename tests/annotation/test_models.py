@@ -1,10 +1,12 @@
 """Database rules people rely on: unique ids, valid settings, append-only history, idempotent submits."""
 
+import threading
+
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
-from annotation.errors import ValidationFailed
+from annotation.errors import ConcurrentEdit, ValidationFailed
 from annotation.kinds import get_kind
 from annotation.models import Annotation, AppendOnlyError, Item, Membership, Project, Role
 from annotation.services import annotation_submit, membership_add, project_create
@@ -68,6 +70,20 @@ class AnnotationTests:
         again = annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key="k-1")
         assert again.pk == first.pk and Annotation.objects.count() == 1
 
+    def test_the_returned_annotation_is_the_stored_row(self, item, make_user):
+        returned = annotation_submit(
+            item=item,
+            user=make_user("ann"),
+            value=COPA.example_value(),
+            idempotency_key="k-2",
+            seconds_on_item=4.5,
+            suggestion_visible=True,
+        )
+        stored = Annotation.objects.get(pk=returned.pk)
+        fields = ("item_id", "rater", "version", "value", "source", "idempotency_key", "seconds_on_item",
+                  "suggestion_visible", "created_at")  # fmt: skip
+        assert [getattr(stored, name) for name in fields] == [getattr(returned, name) for name in fields]
+
     def test_invalid_value_stores_nothing(self, item, make_user):
         with pytest.raises(ValidationFailed, match="value.scores.CT: must be one of 0, 1, 2, got 3"):
             annotation_submit(
@@ -89,3 +105,41 @@ class AnnotationTests:
             Annotation.objects.create(
                 project=item.project, item=item, rater="ann", version=1, value=COPA.example_value()
             )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers are tested on PostgreSQL")
+class ConcurrentSubmitTests:
+    """Eight requests of one rater at the same moment: the retried one stores once, edits never share a version."""
+
+    def submit_at_once(self, item, user, keys: list[str]) -> tuple[list, list]:
+        barrier = threading.Barrier(len(keys))
+        results, failures = [], []
+
+        def work(key: str) -> None:
+            try:
+                barrier.wait()
+                results.append(annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key=key))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                failures.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work, args=(key,)) for key in keys]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return results, failures
+
+    def test_one_key_sent_eight_times_stores_one_row(self, item, make_user):
+        results, failures = self.submit_at_once(item, make_user("ann"), ["same"] * 8)
+        assert failures == []
+        assert {annotation.pk for annotation in results} == set(Annotation.objects.values_list("pk", flat=True))
+        assert Annotation.objects.count() == 1
+
+    def test_parallel_edits_get_consecutive_versions_or_ask_to_submit_again(self, item, make_user):
+        results, failures = self.submit_at_once(item, make_user("ann"), [f"k{n}" for n in range(8)])
+        assert results and all(isinstance(exc, ConcurrentEdit) for exc in failures)
+        versions = sorted(Annotation.objects.values_list("version", flat=True))
+        assert versions == list(range(1, len(results) + 1)) == sorted(a.version for a in results)

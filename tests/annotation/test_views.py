@@ -46,6 +46,21 @@ class AuthTests:
         response = client.post(reverse("login"), {"username": "ann1", "password": "nope"})
         assert b"didn't match" in response.content
 
+    def test_a_deactivated_account_is_signed_out_on_its_next_request(self, client, team):
+        _, people = team
+        client.force_login(people["ann1"])
+        assert client.get(reverse("home")).status_code == 200
+        type(people["ann1"]).objects.filter(pk=people["ann1"].pk).update(is_active=False)
+        response = client.get(reverse("home"))
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+    def test_a_password_change_ends_other_sessions(self, client, team):
+        _, people = team
+        client.force_login(people["ann1"])
+        people["ann1"].set_password("a-new-password-2")
+        people["ann1"].save()
+        assert client.get(reverse("home")).status_code == 302
+
 
 class HomeTests:
     def test_annotator_sees_their_projects_and_progress(self, client, team):

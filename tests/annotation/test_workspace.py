@@ -1,6 +1,7 @@
 """The annotator's workspace: the server checks everything the form checks, and blinding holds."""
 
 import html
+import re
 
 import pytest
 from django.urls import reverse
@@ -112,7 +113,9 @@ class WorkspaceTests:
         history = client.get(reverse("annotation_history", args=[project.slug]))
         assert assignment.item.external_id in history.content.decode()
         edit = client.get(reverse("annotation_edit", args=[project.slug, assignment.pk]))
-        assert 'name="CT" value="1" checked' in edit.content.decode()  # prefilled with the latest value
+        page = edit.content.decode()
+        # Prefilled with the latest value: exactly the six chosen points, nothing else.
+        assert re.findall(r'name="(\w+)" value="(\d)" checked', page) == [(c, str(v)) for c, v in SCORES.items()]
         response = submit(client, project, assignment, {**SCORES, "CT": "2"})
         assert response.status_code == 302
         assert list(Annotation.objects.values_list("version", "value__scores__CT")) == [(1, 1), (2, 2)]
