@@ -253,15 +253,21 @@ def assignment_submit(
 ) -> Annotation:
     """Store the annotator's value for their assignment: the first time it closes the assignment, later
     times (an edit from history, an undo) it adds a new version. Nothing is stored if the value is invalid."""
-    seconds = (timezone.now() - assignment.opened_at).total_seconds() if assignment.opened_at else None
+    now = timezone.now()
+    seconds = (now - assignment.opened_at).total_seconds() if assignment.opened_at else None
     with transaction.atomic():
-        # Locked, so a skip arriving at the same moment cannot slip between the check and the write.
-        (status,) = sql.fetch_one(
-            "SELECT status FROM annotation_assignment WHERE id = %s" + sql.for_update(), [assignment.pk]
+        # Close the assignment first: the UPDATE locks the row, so a skip arriving at the same moment
+        # waits, and an invalid value below rolls it back. No row changed: already closed, by a
+        # submit (this is an edit, a new version) or by a skip (refused).
+        closed = sql.execute(
+            "UPDATE annotation_assignment SET status = %s, completed_at = %s WHERE id = %s AND status = %s",
+            [Assignment.Status.SUBMITTED, sql.db_datetime(now), assignment.pk, Assignment.Status.ASSIGNED],
         )
-        if status == Assignment.Status.SKIPPED:
-            raise AssignmentClosed(ALREADY_CLOSED)
-        annotation = annotation_submit(
+        if not closed:
+            (status,) = sql.fetch_one("SELECT status FROM annotation_assignment WHERE id = %s", [assignment.pk])
+            if status == Assignment.Status.SKIPPED:
+                raise AssignmentClosed(ALREADY_CLOSED)
+        return annotation_submit(
             item=assignment.item,
             user=assignment.annotator,
             value=value,
@@ -269,9 +275,3 @@ def assignment_submit(
             seconds_on_item=seconds,
             suggestion_visible=assignment.suggestion_visible if suggestion_visible is None else suggestion_visible,
         )
-        if status == Assignment.Status.ASSIGNED:
-            sql.execute(
-                "UPDATE annotation_assignment SET status = %s, completed_at = %s WHERE id = %s",
-                [Assignment.Status.SUBMITTED, sql.db_datetime(timezone.now()), assignment.pk],
-            )
-    return annotation

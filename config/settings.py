@@ -93,6 +93,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory: integration tests start a Celery worker process that must see the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-concord-{os.getpid()}.sqlite3")}
 else:
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        # Parameters bound by the server, and each statement prepared from its second use on: the
+        # workspace sends the same few statements on every request, and PostgreSQL then skips parsing
+        # and planning them (half its CPU per request in bench/annotate_load.py; a threshold of 5
+        # saved much less there). Turn off behind a pooler that cannot keep prepared statements
+        # (PgBouncer in transaction mode before 1.21).
+        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 2}
     # One test database per test run, so two runs on one machine never drop each other's.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
