@@ -2,8 +2,8 @@
 
 Sets up a copa_likert project of ``--items`` items (imported with ``import_items``; reused when a
 complete one is already there) with overlap 3 and ``--annotators`` annotator accounts, clears the
-work of earlier runs, starts gunicorn on a free loopback port, logs every annotator in through the
-login form and opens their workspace once (their first item). Then an open-loop generator sends
+work of earlier runs, starts a login session per annotator in-process, starts gunicorn on a free
+loopback port and opens every annotator's workspace once (their first item). Then an open-loop generator sends
 requests at each rate of ``--rates`` for ``--seconds`` seconds: each request goes to an idle
 annotator, who alternates
 
