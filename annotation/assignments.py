@@ -195,7 +195,8 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
     sql.execute(
         "UPDATE annotation_annotatorstate SET served = served + 1, cursor = %s WHERE id = %s", [cursor, state_id]
     )
-    assignment = Assignment(
+    return sql.stored(
+        Assignment,
         id=assignment_id,
         project=project,
         item=item,
@@ -205,8 +206,6 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
         created_at=now,
         opened_at=now,
     )
-    assignment._state.adding = False
-    return assignment
 
 
 def assignment_for_user(*, assignment_id: int, user, project: Project | None = None) -> Assignment:

@@ -106,7 +106,8 @@ def annotation_submit(
                   key, suggestion_visible, seconds_on_item, sql.db_datetime(now)]  # fmt: skip
         inserted = sql.fetch_one(INSERT_ANNOTATION_SQL, params)
         if inserted is not None:
-            annotation = Annotation(
+            return sql.stored(
+                Annotation,
                 id=inserted[0],
                 project=project,
                 item=item,
@@ -120,8 +121,6 @@ def annotation_submit(
                 suggestion_visible=suggestion_visible,
                 created_at=now,
             )
-            annotation._state.adding = False
-            return annotation
         # Nothing inserted. With a key already used, that row is the answer; otherwise a parallel edit
         # took our version number, so count again.
         if key:

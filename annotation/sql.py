@@ -10,10 +10,12 @@ go through ``Model.objects.raw``, which still applies Django's column converters
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
-from django.db import connection
+from django.db import connection, models
+
+Model = TypeVar("Model", bound=models.Model)
 
 
 def execute(sql: str, params: list[Any]) -> int:
@@ -47,3 +49,10 @@ def json_param(value: Any) -> Any:
 def json_column(value: Any) -> Any:
     """A JSON column read outside the ORM: both backends hand it over as text."""
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def stored(model: type[Model], **fields: Any) -> Model:
+    """An instance of a row just written here, marked as saved, like one the ORM wrote."""
+    instance = model(**fields)
+    instance._state.adding, instance._state.db = False, connection.alias
+    return instance

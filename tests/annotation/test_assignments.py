@@ -1,6 +1,5 @@
 """The assignment engine: k distinct annotators per item, reproducible orders, never past k."""
 
-import threading
 from collections import Counter
 
 import pytest
@@ -19,6 +18,7 @@ from annotation.kinds import get_kind
 from annotation.models import Annotation, Assignment, Item, Role
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
+from tests.concurrency import run_at_once
 
 MCQ = get_kind("intent_mcq")
 
@@ -144,23 +144,7 @@ def test_concurrent_claims_never_push_an_item_past_k(mcq_project, make_user):
     people = [make_user(f"c{i}") for i in range(8)]
     for user in people:
         membership_add(project=project, user=user, role=Role.ANNOTATOR)
-    barrier = threading.Barrier(len(people))
-    failures = []
-
-    def work(user):
-        try:
-            barrier.wait()
-            drain(project, user)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(user,)) for user in people]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _, failures = run_at_once(lambda user: drain(project, user), people)
     assert not failures
     per_item = Counter(Assignment.objects.values_list("item_id", flat=True))
     assert set(per_item.values()) == {2} and len(per_item) == 30

@@ -1,7 +1,5 @@
 """Database rules people rely on: unique ids, valid settings, append-only history, idempotent submits."""
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
@@ -10,6 +8,7 @@ from annotation.errors import ConcurrentEdit, ValidationFailed
 from annotation.kinds import get_kind
 from annotation.models import Annotation, AppendOnlyError, Item, Membership, Project, Role
 from annotation.services import annotation_submit, membership_add, project_create
+from tests.concurrency import run_at_once
 
 pytestmark = pytest.mark.django_db
 COPA = get_kind("copa_likert")
@@ -113,24 +112,10 @@ class ConcurrentSubmitTests:
     """Eight requests of one rater at the same moment: the retried one stores once, edits never share a version."""
 
     def submit_at_once(self, item, user, keys: list[str]) -> tuple[list, list]:
-        barrier = threading.Barrier(len(keys))
-        results, failures = [], []
+        def submit(key: str):
+            return annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key=key)
 
-        def work(key: str) -> None:
-            try:
-                barrier.wait()
-                results.append(annotation_submit(item=item, user=user, value=COPA.example_value(), idempotency_key=key))
-            except Exception as exc:  # noqa: BLE001 - reported below
-                failures.append(exc)
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=work, args=(key,)) for key in keys]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return results, failures
+        return run_at_once(submit, keys)
 
     def test_one_key_sent_eight_times_stores_one_row(self, item, make_user):
         results, failures = self.submit_at_once(item, make_user("ann"), ["same"] * 8)
