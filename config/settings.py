@@ -100,6 +100,9 @@ else:
         # saved much less there). Turn off behind a pooler that cannot keep prepared statements
         # (PgBouncer in transaction mode before 1.21).
         DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 2}
+        # The same backend, batching bulk writes and deletes within the 65,535 parameters a statement
+        # bound by the server can carry.
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
     # One test database per test run, so two runs on one machine never drop each other's.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 

@@ -5,9 +5,11 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 
 from annotation.errors import ConcurrentEdit, ValidationFailed
+from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, AppendOnlyError, Item, Membership, Project, Role
 from annotation.services import annotation_submit, membership_add, project_create
+from annotation.synthetic import synthetic_records, write_jsonl
 from tests.concurrency import run_at_once
 
 pytestmark = pytest.mark.django_db
@@ -128,3 +130,13 @@ class ConcurrentSubmitTests:
         assert results and all(isinstance(exc, ConcurrentEdit) for exc in failures)
         versions = sorted(Annotation.objects.values_list("version", flat=True))
         assert versions == list(range(1, len(results) + 1)) == sorted(a.version for a in results)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the parameter limit of server-side binding")
+def test_a_project_larger_than_one_statements_parameters_can_be_deleted(make_project, tmp_path):
+    """Server-bound statements carry at most 65,535 parameters; deleting cascades in batches below that."""
+    project = make_project("intent_mcq")
+    records = synthetic_records(get_kind("intent_mcq"), 70_000)
+    import_items(project=project, path=write_jsonl(tmp_path / "items.jsonl", records))
+    project.delete()
+    assert not Item.objects.exists()
