@@ -16,14 +16,13 @@ from django.core.cache.backends import redis as django_redis
 class RedisCacheClient(django_redis.RedisCacheClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
+        self._clients: dict[Any, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         pool = self._get_connection_pool(write)
-        client = self._clients.get(id(pool))
-        if client is None:
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)
-        return client
+        if pool not in self._clients:
+            self._clients[pool] = self._client(connection_pool=pool)
+        return self._clients[pool]
 
 
 class RedisCache(django_redis.RedisCache):

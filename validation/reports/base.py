@@ -268,6 +268,11 @@ class ReportContext:
 
     # -- shapes ----------------------------------------------------------------------------------
     @property
+    def judge_noun(self) -> str:
+        """What the tables call the machine rater: the judge's own noun, or "LLM" without a run."""
+        return self.judge.noun if self.judge else "LLM"
+
+    @property
     def dimensions(self) -> tuple[RatingDimension, ...]:
         return self.kind.rating_dimensions
 
@@ -467,7 +472,7 @@ _JUDGE_COLUMNS: list[tuple[str, str, str, CellFormat]] = [
 
 def dimension_table(ctx: ReportContext) -> Table:
     """Every measure for every dimension, with intervals: the appendix behind the paper tables."""
-    noun = ctx.judge.noun if ctx.judge else "LLM"
+    noun = ctx.judge_noun
     columns = list(_DIMENSION_COLUMNS) + [
         (key, plain.replace("LLM", noun), latex.replace("LLM", noun), fmt)
         for key, plain, latex, fmt in (_JUDGE_COLUMNS if ctx.judge else [])

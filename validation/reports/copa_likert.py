@@ -25,7 +25,7 @@ class CopaLikertReport(ReportBuilder):
     def paper_tables(self, ctx: ReportContext) -> list[Table]:
         names = [d.name for d in ctx.dimensions]
         key, header, latex_header = human_agreement_measure(ctx, names)
-        noun = ctx.judge.noun if ctx.judge else "LLM"
+        noun = ctx.judge_noun
         keys = [key, "spearman"] if ctx.judge else [key]
         rows = []
         for dimension in ctx.dimensions:

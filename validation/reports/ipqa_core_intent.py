@@ -22,7 +22,7 @@ class IpqaCoreIntentReport(ReportBuilder):
     def paper_tables(self, ctx: ReportContext) -> list[Table]:
         names = [d.name for d in ctx.dimensions]
         key, header, latex_header = human_agreement_measure(ctx, names)
-        noun = ctx.judge.noun if ctx.judge else "LLM"
+        noun = ctx.judge_noun
         rows = []
         for dimension in ctx.dimensions:
             measures = ctx.result(dimension.name).measures()

@@ -129,7 +129,7 @@ def _acceptance_cells(acceptance: DraftAcceptance) -> tuple[Cell, ...]:
 class LabelContextualizationReport(ReportBuilder):
     def paper_tables(self, ctx: ReportContext) -> list[Table]:
         key, header, latex_header = human_agreement_measure(ctx, [REVIEW])
-        noun = ctx.judge.noun if ctx.judge else "LLM"
+        noun = ctx.judge_noun
         measures = ctx.result(REVIEW).measures()
         review = Table(
             key="label_review",

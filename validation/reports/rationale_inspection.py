@@ -27,7 +27,7 @@ class RationaleInspectionReport(ReportBuilder):
     def paper_tables(self, ctx: ReportContext) -> list[Table]:
         categories = [d for d in ctx.dimensions if d.name != VERDICT]
         key, header, latex_header = human_agreement_measure(ctx, [VERDICT])
-        noun = ctx.judge.noun if ctx.judge else "LLM"
+        noun = ctx.judge_noun
         verdict = ctx.result(VERDICT).measures()
         cells = [
             Cell.of(verdict.get(key)),
