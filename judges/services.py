@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -309,8 +309,18 @@ def judge_run_chunks_to_send(*, run_id: int) -> Dispatch:
     ids: list[int] = []
     if run.status == JudgeRun.Status.RUNNING:
         ids = list(run.chunks.filter(status=JudgeChunk.Status.PENDING).values_list("pk", flat=True))
-        JudgeChunk.objects.filter(pk__in=ids).update(enqueued_at=timezone.now(), sends=F("sends") + 1)
+        _mark_sent(ids, timezone.now())
     return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)
+
+
+# Chunks marked sent per statement: a run can have more chunks than a statement may carry parameters.
+MARK_SENT_BATCH = 10_000
+
+
+def _mark_sent(ids: list[int], now: datetime) -> None:
+    for start in range(0, len(ids), MARK_SENT_BATCH):
+        batch = ids[start : start + MARK_SENT_BATCH]
+        JudgeChunk.objects.filter(pk__in=batch).update(enqueued_at=now, sends=F("sends") + 1)
 
 
 def judge_run_new_watch(*, run_id: int) -> str | None:
@@ -355,7 +365,6 @@ def judge_run_watch(*, run_id: int, token: str) -> Dispatch | None:
         for pk, sent_at, sends in waiting:
             if sent_at is None or now - sent_at > timedelta(seconds=lease * 2 ** min(sends, 6)):
                 send.add(pk)
-    if send:
-        chunks.filter(pk__in=send).update(enqueued_at=now, sends=F("sends") + 1)
+    _mark_sent(sorted(send), now)
     judge_run_refresh(run_id=run.pk)
     return Dispatch(run_id=run.pk, chunk_ids=sorted(send), gpu=get_backend(run.judge.backend).gpu)

@@ -22,6 +22,7 @@ from judges.models import JudgeChunk, Suggestion
 from judges.selectors import run_progress, suggestion_values
 from judges.services import (
     judge_run_cancel,
+    judge_run_chunks_to_send,
     judge_run_new_watch,
     judge_run_resume,
     judge_run_start,
@@ -142,6 +143,15 @@ class ChunkClaimTests:
             judge_chunk_process(chunk_id=chunk_id)
         run.refresh_from_db()
         assert (run.status, run.ok_count) == ("completed", 6) and Suggestion.objects.count() == 6
+
+    def test_dispatch_marks_every_waiting_chunk_sent_once_across_batches(self, copa, llm_server, monkeypatch):
+        monkeypatch.setattr("judges.services.MARK_SENT_BATCH", 2)
+        add_items(copa, 5)
+        run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=1)
+        dispatch = judge_run_chunks_to_send(run_id=run.pk)
+        assert sorted(dispatch.chunk_ids) == sorted(run.chunks.values_list("pk", flat=True))
+        assert set(run.chunks.values_list("sends", flat=True)) == {1}
+        assert not run.chunks.filter(enqueued_at__isnull=True).exists()
 
     def test_a_chunk_that_keeps_failing_stops_the_run_with_its_error(self, copa, settings, llm_server):
         settings.JUDGE_CHUNK_MAX_CLAIMS = 2
