@@ -15,6 +15,7 @@ from django.db.models import Count, Max
 
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Annotation, Item, Project
+from annotation.sql import json_column
 from validation.adjudication import AdjudicationRules, item_disagreements
 from validation.exports import WRITERS
 from validation.gold import Decision, Gold, item_gold
@@ -45,7 +46,7 @@ def _latest_values(item_ids: list[int], *, project_id: int | None = None) -> dic
         cursor.execute(sql, params)
         for item_id, rater, value in cursor:
             # versions ascend, so the last value stays; drivers hand JSON over as text or decoded
-            latest.setdefault(item_id, {})[rater] = _json(value)
+            latest.setdefault(item_id, {})[rater] = json_column(value)
     return latest
 
 
@@ -87,12 +88,10 @@ def _item_rows(project_id: int, after_pk: int) -> list[ItemRow]:
     sql, params = rows.values_list("pk", "external_id", "payload", "gold_value")[:BATCH].query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [ItemRow(pk, external_id, _json(payload), _json(gold)) for pk, external_id, payload, gold in cursor]
-
-
-def _json(value):
-    """Drivers hand JSON columns over as text (decoded here) or already decoded."""
-    return orjson.loads(value) if isinstance(value, str | bytes) else value
+        return [
+            ItemRow(pk, external_id, json_column(payload), json_column(gold))
+            for pk, external_id, payload, gold in cursor
+        ]
 
 
 def project_items_state(*, project: Project, with_reasons: bool = True) -> Iterator[ItemState]:
