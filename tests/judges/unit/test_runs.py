@@ -6,6 +6,8 @@ import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Item
@@ -148,7 +150,9 @@ class ChunkClaimTests:
         monkeypatch.setattr("judges.services.MARK_SENT_BATCH", 2)
         add_items(copa, 5)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=1)
-        dispatch = judge_run_chunks_to_send(run_id=run.pk)
+        with CaptureQueriesContext(connection) as queries:
+            dispatch = judge_run_chunks_to_send(run_id=run.pk)
+        assert sum(q["sql"].startswith('UPDATE "judges_judgechunk"') for q in queries.captured_queries) == 3
         assert sorted(dispatch.chunk_ids) == sorted(run.chunks.values_list("pk", flat=True))
         assert set(run.chunks.values_list("sends", flat=True)) == {1}
         assert not run.chunks.filter(enqueued_at__isnull=True).exists()
