@@ -42,6 +42,12 @@ class ValidationFailed(ConcordError):
         super().__init__("\n".join(lines), extra={"errors": [e.__dict__ for e in errors], "total": self.total})
 
 
+class ValueNotPermitted(ValidationFailed):
+    """A valid value that the rater's roles do not allow (e.g. an annotator giving an expert's review)."""
+
+    code = "not_permitted"
+
+
 class ImportRejected(ValidationFailed):
     """A file failed validation; nothing from it was stored."""
 

@@ -54,6 +54,8 @@ class Project(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    #: Set when a researcher archives the project: hidden from annotators, no new claims, data and exports kept.
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["slug"]
@@ -249,7 +251,8 @@ class Annotation(models.Model):
     version = models.PositiveIntegerField()
     value = models.JSONField()
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.WEB)
-    #: A client-chosen key: a repeated submit with the same key stores nothing new.
+    #: A client-chosen key, scoped to the rater: a repeated submit by the same rater with the same key
+    #: stores nothing new, and one rater's key never matches (or reveals) another rater's answer.
     idempotency_key = models.CharField(max_length=100, null=True, blank=True)
     suggestion_visible = models.BooleanField(null=True, blank=True)
     seconds_on_item = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0)])
@@ -261,9 +264,9 @@ class Annotation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "rater", "version"], name="annotation_unique_version"),
             models.UniqueConstraint(
-                fields=["project", "idempotency_key"],
+                fields=["project", "rater", "idempotency_key"],
                 condition=Q(idempotency_key__isnull=False),
-                name="annotation_unique_idempotency_key",
+                name="annotation_unique_rater_idempotency_key",
             ),
             models.CheckConstraint(condition=Q(version__gte=1), name="annotation_version_from_one"),
         ]

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotation import sql
-from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed
+from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed, ValueNotPermitted
 from annotation.importing import file_format
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 from annotation.selectors import project_size_key
@@ -20,6 +20,7 @@ from annotation.selectors import project_size_key
 User = get_user_model()
 
 VERSION_RACE_RETRIES = 3
+VALUE_NEEDS_ROLE = "only the project's {roles}s may give this answer"
 CONCURRENT_EDIT = "this item was edited at the same moment elsewhere; please submit again"
 
 
@@ -90,8 +91,9 @@ def annotation_submit(
 ) -> Annotation:
     """Store the user's judgement of ``item`` as their next version.
 
-    A repeated call with the same ``idempotency_key`` (a double click, a retried request) returns
-    the version already stored instead of adding another.
+    A repeated call by the same user with the same ``idempotency_key`` (a double click, a retried
+    request) returns the version already stored instead of adding another. Keys are the rater's own:
+    another rater's key is a different key.
     """
     project = item.project
     problems = project.task_kind.check_value(value, payload=item.payload)
@@ -99,6 +101,12 @@ def annotation_submit(
         problems.append(FieldError("seconds_on_item", "must be ≥ 0"))
     if problems:
         raise ValidationFailed(problems)
+    needed = project.task_kind.roles_for_value(value)
+    if needed and not user.is_superuser:
+        held = set(Membership.objects.filter(project=project, user=user).values_list("role", flat=True))
+        if not held & needed:
+            roles = " or ".join(sorted(needed))
+            raise ValueNotPermitted([FieldError("value", VALUE_NEEDS_ROLE.format(roles=roles))])
     key = idempotency_key or None
     for _attempt in range(VERSION_RACE_RETRIES):
         now = timezone.now()
@@ -124,7 +132,7 @@ def annotation_submit(
         # Nothing inserted. With a key already used, that row is the answer; otherwise a parallel edit
         # took our version number, so count again.
         if key:
-            existing = Annotation.objects.filter(project=project, idempotency_key=key).first()
+            existing = Annotation.objects.filter(project=project, rater=user.username, idempotency_key=key).first()
             if existing is not None:
                 return existing
     raise ConcurrentEdit(CONCURRENT_EDIT)

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.assignments import AssignmentClosed, NotAssigned
-from annotation.errors import ConcordError, ValidationFailed
+from annotation.errors import ConcordError, ValidationFailed, ValueNotPermitted
 
 STATUS_BY_ERROR: list[tuple[type[ConcordError], int]] = [
     (ValidationFailed, status.HTTP_400_BAD_REQUEST),
@@ -27,7 +27,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             "errors": [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors],
             "total": exc.total,
         }
-        return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        refused = status.HTTP_403_FORBIDDEN if isinstance(exc, ValueNotPermitted) else status.HTTP_400_BAD_REQUEST
+        return Response(body, status=refused)
     if isinstance(exc, ConcordError):
         code = next((code for kind, code in STATUS_BY_ERROR if isinstance(exc, kind)), status.HTTP_400_BAD_REQUEST)
         return Response({"code": exc.code, "detail": exc.message, **exc.extra}, status=code)

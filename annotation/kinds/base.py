@@ -313,6 +313,12 @@ class TaskKind:
         """Whether people with these roles see other raters' values (blinding is the default)."""
         return False
 
+    def roles_for_value(self, value: dict) -> frozenset[str]:
+        """Project roles of which the rater needs one to submit ``value`` (e.g. a review that only
+        experts may give); empty: any annotating member. The form hides such choices; the submit
+        service refuses them, so a crafted request gets no further than the form."""
+        return frozenset()
+
     def gold_score(self, value: dict, gold: dict) -> float:
         """Agreement with a qualification item's known answer, from 0 to 1."""
         return float(value == gold)
@@ -323,3 +329,7 @@ class TaskKind:
 
     def example_value(self) -> dict:
         raise NotImplementedError("subclasses of TaskKind must provide example_value()")
+
+    def example_values_needing_roles(self) -> list[dict]:
+        """Valid values that ``roles_for_value`` reserves to some roles, one per rule (for docs and tests)."""
+        return []

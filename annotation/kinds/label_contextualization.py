@@ -164,6 +164,10 @@ class LabelContextualization(TaskKind):
     def peers_visible_to(self, roles: set[str]) -> bool:
         return "expert" in roles  # reviewers accept or revise other people's statements
 
+    def roles_for_value(self, value: dict) -> frozenset[str]:
+        # An accepted review makes a statement gold: only experts review.
+        return frozenset({"expert"}) if value.get("action") == "review" else frozenset()
+
     def gold_score(self, value: dict, gold: dict) -> float:
         def normal(v: dict) -> tuple:
             return (v.get("action"), " ".join(v.get("statement", "").lower().split()))
@@ -182,3 +186,6 @@ class LabelContextualization(TaskKind):
 
     def example_value(self) -> dict:
         return {"action": "write", "statement": "To use data, methods, etc., from the cited paper."}
+
+    def example_values_needing_roles(self) -> list[dict]:
+        return [{**self.example_value(), "action": "review", "author": "annotator1", "verdict": "accept"}]
