@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Everything make starts is the embedded default: it may run on the built-in development key.
+export CONCORD_EMBEDDED ?= true
 
 .PHONY: install run test lint format bench clean
 
@@ -20,6 +22,7 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py demo_generation
 	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) scripts/run-local.sh
 
 test: install
@@ -38,8 +41,10 @@ bench: install
 	$(BIN)/python bench/import_items.py
 	$(BIN)/python bench/annotate_load.py
 	$(BIN)/python bench/judge_throughput.py
+	$(BIN)/python bench/generate_throughput.py
 	$(BIN)/python bench/agreement_scale.py
 	$(BIN)/python bench/export_scale.py
+	$(BIN)/python bench/item_browser.py
 
 clean:
 	rm -rf $(VENV) var

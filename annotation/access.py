@@ -7,6 +7,7 @@ told why) and 404 in the API (``hide_from_outsiders``: a client learns nothing a
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -14,6 +15,9 @@ from annotation.models import Project
 from annotation.selectors import project_with_roles
 
 NOT_A_MEMBER = "You are not a member of this project."
+CANNOT_CREATE_PROJECTS = (
+    "You may not create projects. Ask an administrator for the permission to add projects (annotation.add_project)."
+)
 
 
 def project_access(
@@ -35,3 +39,14 @@ def project_access(
     if not roles:
         raise PermissionDenied(NOT_A_MEMBER)
     return project, roles
+
+
+def can_create_projects(user) -> bool:
+    """Whether ``user`` may create projects (and so become their researcher): staff, holders of
+    Django's ``annotation.add_project`` permission, or any signed-in user when the deployment turns
+    on self-service creation (``CONCORD_SELF_SERVICE_PROJECTS``, off by default)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff or user.has_perm("annotation.add_project"):
+        return True
+    return bool(getattr(settings, "CONCORD_SELF_SERVICE_PROJECTS", False))

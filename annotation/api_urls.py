@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import apis
+from annotation import apis, member_apis
 from judges import apis as judge_apis
 from validation import apis as validation_apis
 
@@ -17,4 +17,6 @@ urlpatterns = [
     path("runs/<int:run_id>/", judge_apis.JudgeRunDetailApi.as_view(), name="api_run"),
     path("projects/<slug:slug>/agreement/", validation_apis.AgreementApi.as_view(), name="api_agreement"),
     path("projects/<slug:slug>/gold/", validation_apis.GoldExportApi.as_view(), name="api_gold"),
+    path("projects/<slug:slug>/members/", member_apis.MemberListApi.as_view(), name="api_members"),
+    path("projects/<slug:slug>/members/<str:username>/", member_apis.MemberDetailApi.as_view(), name="api_member"),
 ]

@@ -7,21 +7,23 @@ import json
 import tempfile
 from pathlib import Path
 
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Subquery
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation.access import project_access
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
 from annotation.assignments import assignment_claim_next, assignment_for_user, assignment_skip, assignment_submit
 from annotation.importing import import_items
 from annotation.kinds import kind_choices
 from annotation.models import Annotation, Item, Project, Role, SuggestionExposure
 from annotation.selectors import project_roles, projects_for_user, visible_suggestion
-from annotation.services import project_create
+from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
 SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
@@ -36,7 +38,7 @@ class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "created_at"]  # fmt: skip
+                  "seed", "qualification_rate", "adjudication_rules", "created_at", "archived_at"]  # fmt: skip
 
 
 class ProjectListApi(APIView):
@@ -48,7 +50,9 @@ class ProjectListApi(APIView):
         kind = serializers.ChoiceField(choices=kind_choices())
         title = serializers.CharField(max_length=200, required=False, default="")
         overlap = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=2)
-        guidelines = serializers.CharField(required=False, default="", allow_blank=True)
+        guidelines = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=GUIDELINES_MAX_CHARS, trim_whitespace=False
+        )
         suggestion_exposure = serializers.ChoiceField(
             choices=SuggestionExposure.choices, required=False, default=SuggestionExposure.HIDDEN
         )
@@ -69,16 +73,51 @@ class ProjectListApi(APIView):
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
     def post(self, request):
+        # Refused before the body is read: an unpermitted caller learns nothing (not even a taken slug).
+        if not can_create_projects(request.user):
+            raise PermissionDenied(CANNOT_CREATE_PROJECTS)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        project = project_create(**data.validated_data, created_by=request.user)
+        project = project_create_as(user=request.user, **data.validated_data)
         return Response(ProjectOutput(project).data, status=status.HTTP_201_CREATED)
 
 
 class ProjectDetailApi(APIView):
+    class Input(serializers.Serializer):
+        """Only the fields sent change. ``archived`` archives (true) or restores (false) the project."""
+
+        class Meta:
+            ref_name = "ProjectUpdateInput"  # schema component names must be unique across views
+
+        title = serializers.CharField(max_length=200, required=False)
+        kind = serializers.ChoiceField(choices=kind_choices(), required=False)
+        guidelines = serializers.CharField(
+            required=False, allow_blank=True, max_length=GUIDELINES_MAX_CHARS, trim_whitespace=False
+        )
+        overlap = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+        suggestion_exposure = serializers.ChoiceField(choices=SuggestionExposure.choices, required=False)
+        suggestion_probability = serializers.FloatField(min_value=0, max_value=1, required=False)
+        seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False)
+        qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
+        adjudication_rules = serializers.JSONField(required=False, allow_null=True)
+        archived = serializers.BooleanField(required=False)
+
     @extend_schema(responses=ProjectOutput)
     def get(self, request, slug: str):
         project, _ = member_project(request, slug)
+        return Response(ProjectOutput(project).data)
+
+    @extend_schema(request=Input, responses={200: ProjectOutput})
+    def patch(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        data = self.Input(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        archived = changes.pop("archived", None)
+        with transaction.atomic():
+            project = project_update(project=project, **changes)
+            if archived is not None:
+                project = project_archive(project=project, archived=archived)
         return Response(ProjectOutput(project).data)
 
 
@@ -103,7 +142,7 @@ class ItemListApi(APIView):
     @extend_schema(responses=ItemOutput(many=True))
     def get(self, request, slug: str):
         project, _ = member_project(request, slug, allowed=SEES_ALL_VALUES)
-        paginator = LimitOffsetPagination()
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         page = paginator.paginate_queryset(Item.objects.filter(project=project).order_by("pk"), request, view=self)
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
 
@@ -213,7 +252,7 @@ class AnnotationListApi(APIView):
     @extend_schema(responses=AnnotationOutput(many=True))
     def get(self, request, slug: str):
         project, roles = member_project(request, slug)
-        paginator = LimitOffsetPagination()
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         rows = visible_annotations(project, roles, request.user).order_by("pk")
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(AnnotationOutput(page, many=True).data)

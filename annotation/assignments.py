@@ -13,19 +13,23 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotation import sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
-from annotation.models import Annotation, AnnotatorState, Assignment, Item, Project, SuggestionExposure
-from annotation.services import annotation_submit
+from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, SuggestionExposure
+from annotation.services import PROJECT_ARCHIVED, ProjectArchived, annotation_submit
 
 CLAIM_ATTEMPTS = 8
 NOT_YOUR_ASSIGNMENT = "this item is not assigned to you"
 ALREADY_CLOSED = "this item was already submitted or skipped; open it from your history to edit"
 SKIP_NEEDS_REASON = "say why you skip this item"
+MEMBER_PAUSED = "your membership in this project is paused: a researcher can resume it"
+NOT_SKIPPED = "this item is not one you skipped"
+ITEM_NOW_FULL = "this item has meanwhile reached its {overlap} annotators, so it no longer needs your answer"
 
 
 class NotAssigned(ConcordError):
@@ -34,6 +38,12 @@ class NotAssigned(ConcordError):
 
 class AssignmentClosed(ConcordError):
     code = "assignment_closed"
+
+
+class MemberPaused(ConcordError, PermissionDenied):
+    """A paused member is served no new items. A PermissionDenied too, so pages answer 403."""
+
+    code = "member_paused"
 
 
 def seeded_fraction(*parts: Any) -> float:
@@ -60,7 +70,13 @@ WHERE {where}
 ORDER BY a.created_at, a.id
 LIMIT 1
 """
-STATE_SQL = "SELECT id, cursor, served FROM annotation_annotatorstate WHERE project_id = %s AND annotator_id = %s"
+# The last column says whether the member is paused: checked on every claim at no extra statement.
+STATE_SQL = """
+SELECT s.id, s.cursor, s.served, EXISTS (
+    SELECT 1 FROM annotation_membership m WHERE m.project_id = s.project_id AND m.user_id = s.annotator_id AND m.paused
+)
+FROM annotation_annotatorstate s WHERE s.project_id = %s AND s.annotator_id = %s
+"""
 # Open items the user has not had, in the project's order after (or up to) their cursor. The partial
 # index item_open_in_order serves it: the anti-join stops at the first row that passes.
 NEXT_OPEN_SQL = """
@@ -107,14 +123,19 @@ def _assignment_with_item(project: Project | None, user, where: str, params: lis
 
 
 def _state(project: Project, user) -> tuple[int, int, int]:
-    """(id, cursor, served) of the user's place in the project's order, locked until the claim ends."""
+    """(id, cursor, served) of the user's place in the project's order, locked until the claim ends.
+    A paused member gets MemberPaused instead."""
     row = sql.fetch_one(STATE_SQL + sql.for_update(), [project.pk, user.pk])
-    if row is None:
-        start = int(seeded_fraction(project.seed, "start", user.pk) * 2**62)
-        # A parallel first request inserting the same row raises IntegrityError: the claim retries.
-        state = AnnotatorState.objects.create(project=project, annotator=user, cursor=start)
-        row = (state.pk, state.cursor, state.served)
-    return row
+    if row is not None:
+        if row[3]:
+            raise MemberPaused(MEMBER_PAUSED)
+        return row[:3]
+    if Membership.objects.filter(project=project, user=user, paused=True).exists():  # first claim only
+        raise MemberPaused(MEMBER_PAUSED)
+    start = int(seeded_fraction(project.seed, "start", user.pk) * 2**62)
+    # A parallel first request inserting the same row raises IntegrityError: the claim retries.
+    state = AnnotatorState.objects.create(project=project, annotator=user, cursor=start)
+    return state.pk, state.cursor, state.served
 
 
 def _not_mine(user):
@@ -155,7 +176,10 @@ def assignment_current(*, project: Project, user) -> Assignment | None:
 
 def assignment_claim_next(*, project: Project, user) -> Assignment | None:
     """The user's next item: the one they hold, else a qualification item at the project's rate, else
-    the next open item in their order. None when nothing is left for them."""
+    the next open item in their order. None when nothing is left for them. An archived project
+    serves nothing (ProjectArchived)."""
+    if project.archived_at is not None:
+        raise ProjectArchived(PROJECT_ARCHIVED)
     current = assignment_current(project=project, user=user)
     if current is not None:
         return assignment_open(assignment=current)
@@ -244,6 +268,28 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
         locked.save(update_fields=["status", "skip_reason", "completed_at"])
         if locked.item.gold_value is None:
             Item.objects.filter(pk=locked.item_id).update(assigned_count=F("assigned_count") - 1, is_open=True)
+    return locked
+
+
+class ItemFull(ConcordError):
+    code = "item_full"
+
+
+def assignment_unskip(*, assignment: Assignment) -> Assignment:
+    """Reopen an item the user skipped, so they can answer it after all. Refused (ItemFull) when the
+    item has meanwhile reached k annotators: the place the skip gave back was taken by someone else."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("project", "item").get(pk=assignment.pk)
+        if locked.status != Assignment.Status.SKIPPED:
+            raise AssignmentClosed(NOT_SKIPPED)
+        project = locked.project
+        # Known-answer items go to everyone and the skip gave no place back; others must win one again.
+        if locked.item.gold_value is None and not _take_place(project, locked.item_id):
+            raise ItemFull(ITEM_NOW_FULL.format(overlap=project.overlap), extra={"overlap": project.overlap})
+        locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.ASSIGNED, "", None
+        locked.opened_at = timezone.now()
+        locked.full_clean(exclude=["project", "item", "annotator"])
+        locked.save(update_fields=["status", "skip_reason", "completed_at", "opened_at"])
     return locked
 
 

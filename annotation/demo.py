@@ -13,6 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import transaction
 
 from annotation.errors import ConcordError
@@ -266,6 +267,10 @@ def demo_load(*, password: str = DEMO_PASSWORD, fixtures_dir: Path | str = FIXTU
     with transaction.atomic():
         accounts = {username: (*_demo_user(username=username, password=password), role) for username, role in USERS}
         researcher = accounts["researcher"][0]
+        # The demo researcher may start studies of their own (the New project page).
+        researcher.user_permissions.add(
+            Permission.objects.get(content_type__app_label="annotation", codename="add_project")
+        )
         projects = []
         for spec in PROJECTS:
             project, created = _demo_project(spec=spec, created_by=researcher)

@@ -18,20 +18,21 @@ import io
 import json
 import math
 import os
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotation import jsonsafe
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
-from annotation.models import Annotation, ImportJob, Item, Project, item_order_key
+from annotation.models import Annotation, ImportJob, Item, Membership, Project, item_order_key
 from annotation.selectors import project_size_key
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
@@ -45,6 +46,14 @@ SHOWN_LINES = 10  # line numbers listed for one repeated id
 
 UNSUPPORTED_FORMAT = "unsupported file type {suffix!r}: use .jsonl (one JSON object per line) or .csv"
 NOT_UTF8 = "the file is not UTF-8 text ({reason})"
+RECORD_TOO_LARGE = "the record is larger than {limit:,} bytes (CONCORD_MAX_RECORD_BYTES)"
+ID_CHARACTER = (
+    "contains {char} ({name}) at position {position}: ids are visible text, without control or format "
+    "characters (NUL, bidirectional overrides, zero-width spaces, line separators)"
+)
+# Unicode categories refused in ids: controls, format characters (bidi overrides, zero-width),
+# line and paragraph separators, surrogates.
+ID_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 @dataclass(frozen=True)
@@ -86,15 +95,31 @@ class _Source:
         self.text.close()
 
 
+def _bounded_lines(text: io.TextIOBase, limit: int) -> Iterator[tuple[str, bool]]:
+    """Each line with whether it is longer than ``limit`` bytes. A longer line is read in pieces and
+    dropped, so one huge line never sits in memory whole."""
+    while line := text.readline(limit + 1):
+        if len(line) > limit and not line.endswith(("\n", "\r")):
+            while (rest := text.readline(limit + 1)) and not rest.endswith(("\n", "\r")):
+                pass
+            yield line[:limit], True
+            continue
+        # Characters are at most 4 bytes: only a line that could pass the limit is measured in bytes.
+        yield line, len(line) * 4 > limit and len(line.encode("utf-8", "surrogatepass")) > limit
+
+
 def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
-    line_no = 0
-    for line_no, line in enumerate(source.text, start=1):  # noqa: B007 - used after the loop on decode errors
+    limit = settings.CONCORD_MAX_RECORD_BYTES
+    for line_no, (line, too_large) in enumerate(_bounded_lines(source.text, limit), start=1):
+        if too_large:
+            errors.add(FieldError("", RECORD_TOO_LARGE.format(limit=limit), line_no))
+            continue
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.add(FieldError("", f"not valid JSON: {exc.msg} (column {exc.colno})", line_no))
+            data = jsonsafe.loads(line)
+        except jsonsafe.UnsafeJSON as exc:
+            errors.add(FieldError(exc.path, exc.message, line_no))
             continue
         if not isinstance(data, dict):
             errors.add(FieldError("", f"each line must be a JSON object, got {type(data).__name__}", line_no))
@@ -135,9 +160,14 @@ def _csv_records(
         errors.add(FieldError("", problem, 1))
     if any(problems):
         return
+    limit = settings.CONCORD_MAX_RECORD_BYTES
     for start, row in csv_rows(reader):
         if len(row) != len(header):
             errors.add(FieldError("", f"has {len(row)} cells, the header has {len(header)}", start))
+            continue
+        size = sum(map(len, row))
+        if size * 4 > limit and sum(len(cell.encode("utf-8", "surrogatepass")) for cell in row) > limit:
+            errors.add(FieldError("", RECORD_TOO_LARGE.format(limit=limit), start))
             continue
         data: dict[str, Any] = {}
         bad = False
@@ -146,6 +176,9 @@ def _csv_records(
                 continue  # an empty cell is an absent field
             try:
                 data[name] = decode(name, cell)
+            except jsonsafe.UnsafeJSON as exc:  # a JSON cell: the error names the part of it
+                errors.add(FieldError(exc.path or name, exc.message, start))
+                bad = True
             except ValueError as exc:
                 errors.add(FieldError(name, str(exc), start))
                 bad = True
@@ -198,11 +231,28 @@ def _external_id(data: dict, line: int, errors: ErrorCollector) -> str | None:
         errors.add(FieldError("external_id", f"must be a string or a whole number, got {json.dumps(value)}", line))
         return None
     # Spaces around an id are nearly always a spreadsheet artefact; "a " and "a" are one item.
+    # NFC: "é" typed as one character or as "e" plus a combining accent is one id, so one item.
     value = value.strip()
-    if len(value) > MAX_EXTERNAL_ID:
-        errors.add(FieldError("external_id", f"longer than {MAX_EXTERNAL_ID} characters", line))
+    if not value.isascii():
+        value = unicodedata.normalize("NFC", value)
+    problem = external_id_problem(value)
+    if problem:
+        errors.add(FieldError("external_id", problem, line))
         return None
     return value
+
+
+def external_id_problem(value: str) -> str | None:
+    """Why a (stripped, NFC) external id is refused, or None."""
+    if len(value) > MAX_EXTERNAL_ID:
+        return f"longer than {MAX_EXTERNAL_ID} characters"
+    if value.isascii() and value.isprintable():
+        return None  # the common case, without a look at each character
+    for position, char in enumerate(value, start=1):
+        if unicodedata.category(char) in ID_REFUSED_CATEGORIES:
+            name = unicodedata.name(char, "a control character")
+            return ID_CHARACTER.format(char=f"U+{ord(char):04X}", name=name, position=position)
+    return None
 
 
 def _dumps(data: Any) -> str:
@@ -335,8 +385,8 @@ def import_items(
             return cell
         if name == "gold":
             try:
-                return json.loads(cell)
-            except json.JSONDecodeError as exc:
+                return jsonsafe.loads(cell, path="gold")
+            except jsonsafe.NotJSON as exc:
                 raise ValueError(f"must hold the known answer as JSON: {exc.msg}") from None
         return kind.decode_csv_cell(name, cell)
 
@@ -391,8 +441,8 @@ def _import_key(rater: str, external_id: str, value: Any) -> str:
 def _decode_annotation_cell(name: str, cell: str) -> Any:
     if name == "value":
         try:
-            return json.loads(cell)
-        except json.JSONDecodeError as exc:
+            return jsonsafe.loads(cell, path="value")
+        except jsonsafe.NotJSON as exc:
             raise ValueError(f"must hold the annotation value as JSON: {exc.msg}") from None
     if name == "seconds_on_item":
         try:
@@ -440,7 +490,11 @@ def _store_annotation_batch(
         ).values_list("pk", "external_id", "payload")
     }
     raters = {r.data["rater"] for r in batch}
-    accounts = dict(get_user_model().objects.filter(username__in=raters).values_list("username", "pk"))
+    # A rater name is linked to an account only when that account is a member of this project: any
+    # other name stays an external rater, so an import cannot attach labels to a stranger's account.
+    accounts = dict(
+        Membership.objects.filter(project=project, user__username__in=raters).values_list("user__username", "user_id")
+    )
     keyed = [(_import_key(r.data["rater"], r.data["external_id"], r.data["value"]), r) for r in batch]
     seen = set(
         Annotation.objects.filter(project=project, idempotency_key__in=[key for key, _ in keyed]).values_list(
@@ -496,7 +550,8 @@ def import_annotations(
 ) -> ImportResult:
     """Import existing human labels (rater, item external_id, value), all or nothing.
 
-    A rater who has an account is linked to it; others are kept by name. A label already stored
+    A rater whose name is the username of a project member is linked to that account; others are
+    kept by name. A label already stored
     (same rater, item and value) is counted as unchanged; a different value for the same rater and
     item becomes that rater's next version.
     """

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 from django.utils import timezone
 
 from annotation import sql
-from annotation.errors import ConcurrentEdit, FieldError, ValidationFailed, ValueNotPermitted
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects
+from annotation.errors import (
+    ConcordError,
+    ConcurrentEdit,
+    FieldError,
+    ImportRejected,
+    ValidationFailed,
+    ValueNotPermitted,
+)
 from annotation.importing import file_format
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 from annotation.selectors import project_size_key
@@ -24,6 +36,37 @@ VALUE_NEEDS_ROLE = "only the project's {roles}s may give this answer"
 CONCURRENT_EDIT = "this item was edited at the same moment elsewhere; please submit again"
 
 
+# -- projects: creation, settings, archive ---------------------------------------------------------
+
+PROJECT_ARCHIVED = "this project is archived: it takes no new annotations"
+#: Guidelines are Markdown shown beside every item; longer text is refused (pages, API and commands alike).
+GUIDELINES_MAX_CHARS = 100_000
+GUIDELINES_TOO_LONG = f"guidelines may have at most {GUIDELINES_MAX_CHARS:,} characters"
+KIND_LOCKED_BY_ANSWERS = "the task kind cannot change once answers exist: they were given in this kind's form"
+KIND_LOCKED_BY_ITEMS = "the task kind cannot change once items exist: they were checked against this kind on import"
+SEED_LOCKED = "the seed cannot change once items exist: their order was drawn from it on import"
+OVERLAP_BELOW_DONE = "k cannot go below {minimum}: an item already has {minimum} annotator(s)"
+#: What a researcher may change after creation (the slug names the project in links and files: never).
+PROJECT_SETTINGS = (
+    "title",
+    "kind",
+    "guidelines",
+    "overlap",
+    "suggestion_exposure",
+    "suggestion_probability",
+    "seed",
+    "qualification_rate",
+    "adjudication_rules",
+)
+
+
+class ProjectArchived(ConcordError, PermissionDenied):
+    """An archived project takes no new claims. A PermissionDenied too, so pages answer 403."""
+
+    code = "project_archived"
+
+
+@transaction.atomic
 def project_create(
     *,
     slug: str,
@@ -51,10 +94,92 @@ def project_create(
         adjudication_rules=adjudication_rules,
         created_by=created_by,
     )
+    _check_guidelines(guidelines)
     project.full_clean()
     project.save()
     if created_by is not None:
         membership_add(project=project, user=created_by, role=Role.RESEARCHER)
+    return project
+
+
+def _check_guidelines(text: str) -> None:
+    if len(text or "") > GUIDELINES_MAX_CHARS:
+        raise ValidationError({"guidelines": GUIDELINES_TOO_LONG})
+
+
+def project_create_as(*, user: Any, **fields: Any) -> Project:
+    """Create a project for a person on a page or the API: they become its researcher. Refused with
+    PermissionDenied, before anything is read or stored, unless ``can_create_projects(user)``. (The
+    ``create_project`` command is the operator's and calls ``project_create`` directly.)"""
+    if not can_create_projects(user):
+        raise PermissionDenied(CANNOT_CREATE_PROJECTS)
+    return project_create(**fields, created_by=user)
+
+
+@dataclass(frozen=True)
+class ProjectLocks:
+    """What a project's settings page may not change now, and why ("" when it may)."""
+
+    kind: str
+    seed: str
+    #: k may not go below the number of annotators any item already has.
+    min_overlap: int
+
+
+def project_setting_locks(*, project: Project) -> ProjectLocks:
+    has_items = Item.objects.filter(project=project).exists()
+    has_answers = Annotation.objects.filter(project=project).exists()
+    kind = KIND_LOCKED_BY_ANSWERS if has_answers else KIND_LOCKED_BY_ITEMS if has_items else ""
+    held = Item.objects.filter(project=project, gold_value__isnull=True).aggregate(n=Max("assigned_count"))["n"]
+    rated = 0
+    if has_answers:
+        answers = Annotation.objects.filter(project=project)
+        per_item = answers.values("item_id").annotate(n=Count("rater", distinct=True))
+        rated = per_item.aggregate(top=Max("n"))["top"] or 0
+    return ProjectLocks(kind=kind, seed=SEED_LOCKED if has_items else "", min_overlap=max(1, held or 0, rated))
+
+
+@transaction.atomic
+def project_update(*, project: Project, **changes: Any) -> Project:
+    """Change a project's settings (any of PROJECT_SETTINGS). Refused with a ValidationError naming
+    the field, nothing stored, when a change breaks what is done: a new kind or seed once items or
+    answers exist, or k below the annotators an item already has. Items reopen or close for the new k."""
+    unknown = sorted(set(changes) - set(PROJECT_SETTINGS))
+    if unknown:
+        raise TypeError(f"not a project setting: {', '.join(unknown)}")
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    locks = project_setting_locks(project=project)
+    errors: dict[str, str] = {}
+    if "kind" in changes and changes["kind"] != project.kind and locks.kind:
+        errors["kind"] = locks.kind
+    if "seed" in changes and changes["seed"] != project.seed and locks.seed:
+        errors["seed"] = locks.seed
+    if "overlap" in changes and changes["overlap"] is not None and changes["overlap"] < locks.min_overlap:
+        errors["overlap"] = OVERLAP_BELOW_DONE.format(minimum=locks.min_overlap)
+    if len(changes.get("guidelines") or "") > GUIDELINES_MAX_CHARS:
+        errors["guidelines"] = GUIDELINES_TOO_LONG
+    if errors:
+        raise ValidationError(errors)
+    changed = [name for name, value in changes.items() if getattr(project, name) != value]
+    for name in changed:
+        setattr(project, name, changes[name])
+    project.full_clean()
+    if changed:
+        project.save(update_fields=changed)
+    if "overlap" in changed:
+        # An item is open while it has fewer than k annotators (qualification items go to everyone).
+        still_open = ExpressionWrapper(Q(assigned_count__lt=project.overlap), output_field=BooleanField())
+        Item.objects.filter(project=project, gold_value__isnull=True).update(is_open=still_open)
+    return project
+
+
+def project_archive(*, project: Project, archived: bool = True) -> Project:
+    """Archive (or, with ``archived=False``, restore) a project: hidden from its annotators, no new
+    claims; items, answers and exports stay as they are."""
+    if archived == (project.archived_at is not None):
+        return project
+    project.archived_at = timezone.now() if archived else None
+    project.save(update_fields=["archived_at"])
     return project
 
 
@@ -138,20 +263,60 @@ def annotation_submit(
     raise ConcurrentEdit(CONCURRENT_EDIT)
 
 
+UPLOAD_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); import it with the command line"
+
+
+def _upload_folder() -> Path:
+    return Path(settings.MEDIA_ROOT) / "imports"
+
+
 def import_job_create(*, project: Project, target: str, uploaded, user: Any) -> ImportJob:
-    """Keep an uploaded file on disk and record the job that will import it."""
+    """Keep an uploaded file on disk and record the job that will import it.
+
+    A file over CONCORD_IMPORT_MAX_BYTES is refused before anything is stored; the file is deleted
+    when its import ends (``import_job_discard_upload``).
+    """
     file_format(uploaded.name)  # an unsupported type is refused before anything is stored
-    folder = Path(settings.MEDIA_ROOT) / "imports"
+    limit = settings.CONCORD_IMPORT_MAX_BYTES
+    too_large = ImportRejected([FieldError("", UPLOAD_TOO_LARGE.format(limit=limit))])
+    if uploaded.size is not None and uploaded.size > limit:
+        raise too_large
+    folder = _upload_folder()
     folder.mkdir(parents=True, exist_ok=True)
     stored = folder / f"{uuid.uuid4().hex}{Path(uploaded.name).suffix.lower()}"
-    with stored.open("wb") as handle:
-        for chunk in uploaded.chunks():
-            handle.write(chunk)
-    return ImportJob.objects.create(
-        project=project,
-        target=target,
-        filename=Path(uploaded.name).name[:255],
-        stored_path=str(stored),
-        size_bytes=stored.stat().st_size,
-        created_by=user,
-    )
+    try:
+        written = 0
+        with stored.open("wb") as handle:
+            for chunk in uploaded.chunks():
+                written += len(chunk)
+                if written > limit:  # a size the upload did not declare
+                    raise too_large
+                handle.write(chunk)
+        return ImportJob.objects.create(
+            project=project,
+            target=target,
+            filename=Path(uploaded.name).name[:255],
+            stored_path=str(stored),
+            size_bytes=written,
+            created_by=user,
+        )
+    except BaseException:
+        stored.unlink(missing_ok=True)  # nothing is kept from a refused upload
+        raise
+
+
+def import_job_discard_upload(*, job: ImportJob) -> ImportJob:
+    """Delete an uploaded file once its import has ended, whatever the outcome.
+
+    Only files in the upload folder are deleted: a command-line import records the path of the
+    person's own file, which stays where it is.
+    """
+    if not job.stored_path:
+        return job
+    path = Path(job.stored_path)
+    if path.resolve().parent != _upload_folder().resolve():
+        return job
+    path.unlink(missing_ok=True)
+    job.stored_path = ""
+    job.save(update_fields=["stored_path"])
+    return job

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation import views
+from annotation import item_views, project_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,4 +16,24 @@ urlpatterns = [
     path("p/<slug:slug>/annotate/<int:assignment_id>/edit/", views.annotation_edit, name="annotation_edit"),
     path("p/<slug:slug>/history/", views.annotation_history, name="annotation_history"),
     path("p/<slug:slug>/undo/", views.annotation_undo, name="annotation_undo"),
+    path("p/<slug:slug>/annotate/<int:assignment_id>/unskip/", views.assignment_unskip_view, name="assignment_unskip"),
+    path("me/pace/", views.my_pace, name="my_pace"),
+    path("favicon.ico", views.favicon, name="favicon"),
+    # Setting a project up (annotation/project_views.py).
+    path("projects/new/", project_views.project_new, name="project_new"),
+    path("projects/new/preview/", project_views.guidelines_preview, name="project_new_preview"),
+    path("p/<slug:slug>/settings/", project_views.project_settings, name="project_settings"),
+    path("p/<slug:slug>/settings/preview/", project_views.guidelines_preview, name="project_settings_preview"),
+    path("p/<slug:slug>/archive/", project_views.project_archive_view, name="project_archive"),
+    # The team and the item browser (annotation/team_views.py, annotation/item_views.py).
+    path("p/<slug:slug>/team/", team_views.team_page, name="team"),
+    path("p/<slug:slug>/team/add/", team_views.team_add, name="team_add"),
+    path("p/<slug:slug>/team/upload/", team_views.team_upload, name="team_upload"),
+    path("p/<slug:slug>/team/<int:user_id>/roles/", team_views.member_roles, name="member_roles"),
+    path("p/<slug:slug>/team/<int:user_id>/pause/", team_views.member_pause, name="member_pause"),
+    path("p/<slug:slug>/team/<int:user_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("p/<slug:slug>/team/<int:user_id>/invite/", team_views.member_invite, name="member_invite"),
+    path("invite/<str:token>/", team_views.invitation_accept, name="invitation_accept"),
+    path("p/<slug:slug>/items/", item_views.item_list, name="item_list"),
+    path("p/<slug:slug>/items/<int:item_id>/", item_views.item_page_view, name="item_page"),
 ]

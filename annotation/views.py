@@ -5,34 +5,41 @@ from __future__ import annotations
 import uuid
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
-from django_htmx.http import reswap, retarget
+from django_htmx.http import HttpResponseClientRedirect, replace_url, reswap, retarget
 
 from annotation.access import project_access
 from annotation.assignments import (
     AssignmentClosed,
+    ItemFull,
     NotAssigned,
     assignment_claim_next,
     assignment_for_user,
     assignment_open,
     assignment_skip,
     assignment_submit,
+    assignment_unskip,
 )
-from annotation.errors import ImportRejected, ValidationFailed
+from annotation.errors import FieldError, ImportRejected, ValidationFailed
+from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.selectors import (
+    annotator_pace,
     annotator_progress,
     annotator_stats,
     import_job_progress,
-    last_submitted,
+    last_closed,
     latest_own_value,
     own_history,
+    own_skipped,
     peer_values,
     project_roles,
     project_summary,
@@ -147,15 +154,21 @@ def _render_item(
     value: dict | None = None,
     errors: list | None = None,
     editing: bool = False,
+    return_to: str = "",
+    notice: str = "",
     status: int = 200,
 ) -> HttpResponse:
+    kind = project.task_kind
     context = {
         "project": project,
-        "kind": project.task_kind,
-        "progress": annotator_progress(project=project, user=request.user),
+        "kind": kind,
+        "progress": annotator_progress(project=project, user=request.user, nothing_left=assignment is None),
         "assignment": assignment,
-        "errors": errors or [],
+        # The page speaks the annotator's language; the API and imports keep the precise field paths.
+        "errors": [kind.friendly_error(e) if isinstance(e, FieldError) else sentence(str(e)) for e in errors or []],
         "editing": editing,
+        "return_to": return_to if return_to in RETURN_TO else "",
+        "notice": notice,
         "undo_url": reverse("annotation_undo", args=[project.slug]),
     }
     if assignment is not None:
@@ -198,6 +211,7 @@ def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) 
     kind = project.task_kind
     value = kind.value_from_form(request.POST, payload=assignment.item.payload)
     editing = assignment.status == Assignment.Status.SUBMITTED
+    return_to = request.POST.get("return_to", "")
     try:
         assignment_submit(
             assignment=assignment,
@@ -208,15 +222,46 @@ def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) 
     except ValidationFailed as exc:
         # 422 is swapped by htmx (see base.html's htmx-config), so the form comes back with its errors.
         return _render_item(
-            request, project, roles, assignment, value=value, errors=exc.errors, editing=editing, status=422
+            request,
+            project,
+            roles,
+            assignment,
+            value=value,
+            errors=exc.errors,
+            editing=editing,
+            return_to=return_to,
+            status=422,
         )
     except AssignmentClosed as exc:
         return _render_item(request, project, roles, assignment, value=value, errors=[exc.message], status=409)
     if editing:
-        return redirect("annotation_history", slug=project.slug)
+        return _after_edit(request, project, roles, assignment, return_to)
     if not request.htmx:
         return redirect("workspace", slug=project.slug)
     return _serve_next(request, project, roles)
+
+
+#: Where an edit goes back to when saved: the history it was opened from, else the workspace.
+RETURN_TO = {"history"}
+EDIT_SAVED = "Your change to item {item} is saved as a new version."
+
+
+def _after_edit(
+    request: HttpRequest, project: Project, roles: set[str], assignment: Assignment, return_to: str
+) -> HttpResponse:
+    """A saved edit leaves the edit page: back to the history it came from, or on to the next item.
+    htmx swaps only the item panel, so the history (a whole page) is reached by a full navigation."""
+    notice = EDIT_SAVED.format(item=assignment.item.external_id)
+    if return_to == "history":
+        messages.success(request, notice)
+        history = reverse("annotation_history", args=[project.slug])
+        return HttpResponseClientRedirect(history) if request.htmx else redirect(history)
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("workspace", slug=project.slug)
+    next_item = assignment_claim_next(project=project, user=request.user)
+    response = _render_item(request, project, roles, next_item, notice=notice)
+    return replace_url(response, reverse("workspace", args=[project.slug]))
 
 
 @login_required
@@ -241,24 +286,67 @@ def annotation_edit(request: HttpRequest, slug: str, assignment_id: int) -> Http
     assignment = _own_assignment(request, project, assignment_id)
     assignment_open(assignment=assignment)
     latest = latest_own_value(item=assignment.item, user=request.user)
-    return _render_item(request, project, roles, assignment, value=latest, editing=True)
+    return_to = request.GET.get("from", "")
+    return _render_item(request, project, roles, assignment, value=latest, editing=True, return_to=return_to)
 
 
 @login_required
 def annotation_history(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _annotator_project(request, slug)
-    context = {"project": project, "rows": own_history(project=project, user=request.user)}
+    context = {
+        "project": project,
+        "rows": own_history(project=project, user=request.user),
+        "skipped": own_skipped(project=project, user=request.user),
+    }
     return render(request, "annotation/history.html", context)
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
-    """The user's previous answer, opened for a change; found when asked, not on every page."""
+    """The item the user submitted or skipped last, reopened; found when asked, not on every page.
+    A submitted one opens for an edit; a skipped one is taken back (a change, so only by POST: a
+    plain link to a skip leads to the history, where it can be answered)."""
     project, _ = _annotator_project(request, slug)
-    last = last_submitted(project=project, user=request.user)
+    last = last_closed(project=project, user=request.user)
     if last is None:
         return redirect("workspace", slug=project.slug)
+    if last.status == Assignment.Status.SKIPPED:
+        if request.method != "POST":
+            return redirect("annotation_history", slug=project.slug)
+        _unskip(request, last)
+        return redirect("workspace", slug=project.slug)
     return redirect("annotation_edit", slug=project.slug, assignment_id=last.pk)
+
+
+@login_required
+@require_http_methods(["POST"])
+def assignment_unskip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    """Answer a skipped item after all: it is reopened and served next, unless it no longer needs you."""
+    project, _ = _annotator_project(request, slug)
+    if _unskip(request, _own_assignment(request, project, assignment_id)):
+        return redirect("workspace", slug=project.slug)
+    return redirect("annotation_history", slug=project.slug)
+
+
+def _unskip(request: HttpRequest, assignment: Assignment) -> bool:
+    try:
+        assignment_unskip(assignment=assignment)
+    except (ItemFull, AssignmentClosed) as exc:
+        messages.warning(request, sentence(exc.message))
+        return False
+    return True
+
+
+@login_required
+def my_pace(request: HttpRequest) -> HttpResponse:
+    """The annotator's own pace: items per day and median seconds per item, all projects."""
+    return render(request, "annotation/pace.html", {"pace": annotator_pace(user=request.user)})
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page links; answer with the static icon."""
+    return redirect(static("concord/favicon.ico"), permanent=True)
 
 
 def _own_assignment(request: HttpRequest, project: Project, assignment_id: int) -> Assignment:

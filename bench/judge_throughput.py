@@ -58,10 +58,11 @@ def start_server(port: int) -> subprocess.Popen:
     raise SystemExit("the local LLM server did not start")
 
 
-def start_workers(count: int, log: Path) -> list[subprocess.Popen]:
+def start_workers(count: int, log: Path, base_url: str) -> list[subprocess.Popen]:
     command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=warning"]
     command += ["--without-heartbeat", "--without-gossip", "--without-mingle"]
-    env = {**os.environ, "CELERY_TASK_ALWAYS_EAGER": "false"}
+    # The local server is the workers' default endpoint: judges name endpoints, never URLs.
+    env = {**os.environ, "CELERY_TASK_ALWAYS_EAGER": "false", "OPENAI_BASE_URL": base_url}
     with log.open("ab") as output:
         return [
             subprocess.Popen(
@@ -86,11 +87,12 @@ def fresh_project(slug: str, items: int):
     return project
 
 
-def run_to_end(judge, project, *, concurrency: int, chunk_size: int, timeout: float) -> tuple[object, float]:
+def run_to_end(project, *, concurrency: int, chunk_size: int, timeout: float) -> tuple[object, float]:
     from judges.models import JudgeRun
-    from judges.services import judge_run_start
+    from judges.services import judge_get_or_create, judge_run_start
     from judges.tasks import judge_run_dispatch
 
+    judge, _ = judge_get_or_create(project=project, backend="openai", name="bench", model="bench", seed=42)
     started = time.perf_counter()
     run = judge_run_start(judge=judge, project=project, concurrency=concurrency, chunk_size=chunk_size)
     judge_run_dispatch(run_id=run.pk)
@@ -147,8 +149,7 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
     from django.db import connection
 
     from annotation.models import Project
-    from judges.models import Judge, Suggestion
-    from judges.services import judge_get_or_create
+    from judges.models import Suggestion
 
     call_command("migrate", verbosity=0)
     broker = os.environ.get("CELERY_BROKER_URL", "filesystem://").split("://")[0]
@@ -160,15 +161,12 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
     server = start_server(port)
     processes: list[subprocess.Popen] = []
     try:
-        judge, _ = judge_get_or_create(
-            kind="copa_likert", backend="openai", name="bench", model="bench", base_url=base_url, seed=42
-        )
-        processes = start_workers(workers, log)
+        processes = start_workers(workers, log, base_url)
         # A small run first: the workers are up, imported and connected before the clock starts.
-        run_to_end(judge, fresh_project(WARMUP_SLUG, 50 * workers), concurrency=concurrency, chunk_size=25, timeout=120)
+        run_to_end(fresh_project(WARMUP_SLUG, 50 * workers), concurrency=concurrency, chunk_size=25, timeout=120)
         project = fresh_project(SLUG, items)
         before = {p.pid: cpu_seconds(p.pid) for p in [*processes, server]}
-        run, seconds = run_to_end(judge, project, concurrency=concurrency, chunk_size=chunk_size, timeout=600)
+        run, seconds = run_to_end(project, concurrency=concurrency, chunk_size=chunk_size, timeout=600)
         after = {p.pid: cpu_seconds(p.pid) for p in [*processes, server]}
         stored = Suggestion.objects.filter(run=run, status="ok").count()
         if (run.status, run.ok_count, stored) != ("completed", items, items):
@@ -185,7 +183,6 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
         Project.objects.filter(slug__in=[SLUG, WARMUP_SLUG]).delete()
-        Judge.objects.filter(name="bench", runs__isnull=True).delete()
 
     rate = items / seconds
     overhead_ms = 1000 * worker_cpu / items

@@ -9,13 +9,18 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.assignments import AssignmentClosed, NotAssigned
+from annotation.assignments import AssignmentClosed, MemberPaused, NotAssigned
 from annotation.errors import ConcordError, ValidationFailed, ValueNotPermitted
+from annotation.member_services import LastResearcher
+from annotation.services import ProjectArchived
 
 STATUS_BY_ERROR: list[tuple[type[ConcordError], int]] = [
     (ValidationFailed, status.HTTP_400_BAD_REQUEST),
     (NotAssigned, status.HTTP_404_NOT_FOUND),
     (AssignmentClosed, status.HTTP_409_CONFLICT),
+    (ProjectArchived, status.HTTP_403_FORBIDDEN),
+    (MemberPaused, status.HTTP_403_FORBIDDEN),
+    (LastResearcher, status.HTTP_409_CONFLICT),
 ]
 
 

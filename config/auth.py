@@ -1,4 +1,4 @@
-"""Django's model backend, with the per-request user read written out.
+"""Django's model backend, with the per-request user read written out; the sign-in limits' helpers.
 
 Every request reads the signed-in user once; built by the ORM that statement costs more Python
 than the database spends on it (see annotation/sql.py). The rules are Django's own.
@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.backends import AxesStandaloneBackend
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
 
 
 class SessionUserBackend(ModelBackend):
@@ -19,3 +23,47 @@ class SessionUserBackend(ModelBackend):
         statement = f"SELECT * FROM {users._meta.db_table} WHERE {users._meta.pk.column} = %s"
         found = next(iter(users._default_manager.raw(statement, [user_id])), None)
         return found if found is not None and self.user_can_authenticate(found) else None
+
+
+class LockoutBackend(AxesStandaloneBackend):
+    """django-axes' check, for sign-ins that come with a request (every page and API sign-in does).
+
+    A call without one (a script, the test client's ``login``) has no client address to count
+    against, so it is left to the password check alone instead of failing.
+    """
+
+    def authenticate(self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def client_ip(request: Any) -> str | None:
+    """The client's address for sign-in limits: REMOTE_ADDR, or what the proxies in front saw.
+
+    X-Forwarded-For is believed only as far as CONCORD_PROXY_COUNT trusted proxies vouch for it: the
+    entry the last of them appended. Any earlier entry could be written by the client itself.
+    """
+    meta = getattr(request, "META", {})
+    count = settings.CONCORD_PROXY_COUNT
+    if count > 0:
+        forwarded = [part.strip() for part in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= count:
+            return forwarded[-count]
+    return meta.get("REMOTE_ADDR") or None
+
+
+#: What a locked-out client is told (pages and API alike).
+LOCKED_OUT = "Too many failed sign-ins for this username from your address. Try again later."
+
+
+def lockout_response(request: Any, original_response: Any = None, credentials: Any = None) -> HttpResponse:
+    """django-axes' answer to a locked-out sign-in: 429, JSON for the API, the sign-in page otherwise."""
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"code": "locked_out", "detail": LOCKED_OUT}, status=429)
+    else:
+        context = {"message": LOCKED_OUT, "cooloff_minutes": minutes}
+        response = render(request, "registration/locked_out.html", context, status=429)
+    response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
+    return response

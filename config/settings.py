@@ -5,10 +5,13 @@ filesystem (no server), a file cache. Production sets DATABASE_URL (PostgreSQL),
 (Redis), CACHE_URL and SECRET_KEY; see docs/deployment.md.
 """
 
+import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONCORD_VAR_DIR", BASE_DIR / "var"))
@@ -19,12 +22,17 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG and env_bool("CONCORD_REQUIRE_SECRET_KEY", False):
-        raise RuntimeError("SECRET_KEY must be set in production.")
-    # The embedded default only: a fixed key is harmless for a local demo database.
-    SECRET_KEY = "concord-local-development-key-not-for-production"
+# The built-in key serves only the embedded default, which says so: `make run`, `make test`, the
+# benches and pytest set CONCORD_EMBEDDED=true. Anything else with DEBUG off refuses to start without
+# its own SECRET_KEY (a `manage.py` command run by hand in a checkout: prefix CONCORD_EMBEDDED=true).
+DEVELOPMENT_SECRET_KEY = "concord-local-development-key-not-for-production"
+EMBEDDED = env_bool("CONCORD_EMBEDDED", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or DEVELOPMENT_SECRET_KEY
+if SECRET_KEY == DEVELOPMENT_SECRET_KEY and not DEBUG and not EMBEDDED:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set: with DEBUG off Concord will not start on the built-in development key. "
+        "Set SECRET_KEY (long and random, the same on every host), or CONCORD_EMBEDDED=true for a local demo."
+    )
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -39,12 +47,15 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation",
     "judges",
     "validation",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -56,7 +67,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -126,11 +140,95 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Django's ModelBackend with the per-request user read written out (config/auth.py).
-AUTHENTICATION_BACKENDS = ["config.auth.SessionUserBackend"]
+# django-axes first (config/auth.py): it refuses a locked-out sign-in before the password is checked. Then Django's
+# ModelBackend with the per-request user read written out (config/auth.py).
+AUTHENTICATION_BACKENDS = ["config.auth.LockoutBackend", "config.auth.SessionUserBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Sign-in limits, API tokens, HTTPS, Content-Security-Policy (docs/deployment.md) -----------------
+# django-axes: after CONCORD_LOGIN_FAILURE_LIMIT wrong passwords for one username from one client
+# address, that pair is refused (429) for CONCORD_LOGIN_COOLOFF_MINUTES, on the sign-in form, the
+# admin and POST /api/token/ alike. Attempts are rows in the database, shared by every process.
+AXES_FAILURE_LIMIT = int(os.environ.get("CONCORD_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("CONCORD_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.auth.lockout_response"
+# The client address: REMOTE_ADDR, or the address the last CONCORD_PROXY_COUNT proxies saw (config/auth.py).
+AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
+# No row per successful sign-in; failures are what the lockout counts.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
+CONCORD_PROXY_COUNT = int(os.environ.get("CONCORD_PROXY_COUNT", "0"))
+# API tokens (django-rest-knox): stored as SHA-512 digests, expiring, revocable from the profile page
+# and DELETE /api/token/, all dropped when the user's password changes (accounts/signals.py).
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=float(os.environ.get("CONCORD_API_TOKEN_TTL_DAYS", "30"))),
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
+# Live tokens one user may hold; a new token beyond it replaces that user's oldest.
+CONCORD_API_TOKENS_PER_USER = int(os.environ.get("CONCORD_API_TOKENS_PER_USER", "100"))
+
+# E-mail for password resets: printed to the console by default, or written as files under
+# CONCORD_EMAIL_FILE_PATH with CONCORD_EMAIL_BACKEND=file; `smtp` uses Django's EMAIL_HOST settings.
+_EMAIL_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+}
+_email_backend = os.environ.get("CONCORD_EMAIL_BACKEND", "console")
+if _email_backend not in _EMAIL_BACKENDS:
+    raise ImproperlyConfigured(f"CONCORD_EMAIL_BACKEND must be one of {', '.join(_EMAIL_BACKENDS)}.")
+EMAIL_BACKEND = _EMAIL_BACKENDS[_email_backend]
+EMAIL_FILE_PATH = os.environ.get("CONCORD_EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "concord@localhost")
+
+# HTTPS. CONCORD_HTTPS=true turns every switch below on (each can still be set on its own);
+# CONCORD_PROXY_SSL_HEADER=true trusts X-Forwarded-Proto from the proxy in front (set it only there).
+HTTPS = env_bool("CONCORD_HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600 if HTTPS else 0)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+if env_bool("CONCORD_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Heavy agreement requests: a page or API request computes at most this many bootstrap resamples
+# itself; more are computed by a worker and cached under the inputs' fingerprint, and the page polls.
+CONCORD_REQUEST_BOOTSTRAP_MAX = int(os.environ.get("CONCORD_REQUEST_BOOTSTRAP_MAX", "1000"))
+# A background computation not finished by then is reported as failed (no endless "computing").
+CONCORD_REPORT_JOB_SECONDS = int(os.environ.get("CONCORD_REPORT_JOB_SECONDS", "900"))
+
+# Content-Security-Policy (django-csp): scripts only from our own static files, no inline script.
+# Report figures are PNG data URIs. Inline style attributes are allowed (the admin uses them).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -148,15 +246,35 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # Tokens stored hashed, expiring and revocable (django-rest-knox); the header stays `Token <key>`.
+        "knox.auth.TokenAuthentication",
     ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("CONCORD_API_ANON_RATE", "100/hour"),
+        "user": os.environ.get("CONCORD_API_USER_RATE", "10000/hour"),
+        # POST /api/token/ per client address, on top of the sign-in lockout.
+        "token": os.environ.get("CONCORD_API_TOKEN_RATE", "30/minute"),
+    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # `?limit=` above CONCORD_API_MAX_PAGE_SIZE is a 400; bodies parsed with the limits of CONCORD_MAX_JSON_DEPTH.
+    "DEFAULT_PAGINATION_CLASS": "config.api_limits.CappedLimitOffsetPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api_limits.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
     # `?format=` names an export's file format (gold downloads), not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,
+    # The client address for throttling: REMOTE_ADDR unless proxies in front are declared (as for sign-in limits).
+    "NUM_PROXIES": CONCORD_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
@@ -166,6 +284,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Project roles appear in several endpoints; one schema component names them all.
+    "ENUM_NAME_OVERRIDES": {"ProjectRoleEnum": "annotation.models.Role"},
 }
 
 # Celery: the embedded default needs no broker server (kombu's filesystem transport).
@@ -210,6 +330,21 @@ CONCORD_TASK_KINDS = [
 ]
 # Import errors listed before the rest are only counted.
 CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))
+# Input caps (docs/formats.md, "Limits"). A web upload larger than CONCORD_IMPORT_MAX_BYTES is refused
+# before it is stored (the command-line import reads local files and has no cap); the same cap bounds
+# an API request body. One import record (a JSONL line, a CSV row) may be CONCORD_MAX_RECORD_BYTES and
+# one stored answer (an annotation value, a gold value) CONCORD_MAX_ANSWER_BYTES, as UTF-8 JSON. JSON
+# nested deeper than CONCORD_MAX_JSON_DEPTH is refused, and `?limit=` above CONCORD_API_MAX_PAGE_SIZE.
+CONCORD_IMPORT_MAX_BYTES = int(os.environ.get("CONCORD_IMPORT_MAX_BYTES", str(256 * 1024 * 1024)))
+CONCORD_MAX_RECORD_BYTES = int(os.environ.get("CONCORD_MAX_RECORD_BYTES", str(1024 * 1024)))
+CONCORD_MAX_ANSWER_BYTES = int(os.environ.get("CONCORD_MAX_ANSWER_BYTES", str(64 * 1024)))
+CONCORD_MAX_JSON_DEPTH = int(os.environ.get("CONCORD_MAX_JSON_DEPTH", "64"))
+CONCORD_API_MAX_PAGE_SIZE = int(os.environ.get("CONCORD_API_MAX_PAGE_SIZE", "1000"))
+# Uploads go to a temporary file (FILE_UPLOAD_MAX_MEMORY_SIZE = 0 above) that stops growing at the cap.
+FILE_UPLOAD_HANDLERS = ["annotation.uploads.CappedTemporaryFileUploadHandler"]
+# Any signed-in user may create projects (and becomes their researcher). Off: only staff and holders of
+# the annotation.add_project permission create projects.
+CONCORD_SELF_SERVICE_PROJECTS = env_bool("CONCORD_SELF_SERVICE_PROJECTS", False)
 
 # --- LLM judges (judges/) ---------------------------------------------------------------------------
 # Pre-annotation by an OpenAI-compatible server (a `vllm serve` GPU host, or OpenAI), in-process
@@ -217,6 +352,14 @@ CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))
 # Where the `openai` backend sends requests, e.g. http://gpu-1:8000/v1; empty means api.openai.com.
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+# Further named endpoints (judges choose one by name; "default" is the two variables above), as JSON:
+# {"gpu-1": {"base_url": "http://gpu-1:8000/v1", "api_key_env": "GPU1_API_KEY"}}. Checked at start-up.
+try:
+    LLM_ENDPOINTS = json.loads(os.environ.get("CONCORD_LLM_ENDPOINTS") or "{}")
+except ValueError as exc:
+    raise ImproperlyConfigured(f"CONCORD_LLM_ENDPOINTS is not valid JSON: {exc}") from None
+if not isinstance(LLM_ENDPOINTS, dict):
+    raise ImproperlyConfigured("CONCORD_LLM_ENDPOINTS must be a JSON object: name -> {base_url, api_key_env}")
 # The model run_judge uses when --model is not given.
 JUDGE_MODEL = os.environ.get("JUDGE_MODEL", "")
 # Requests in flight per worker process (run_judge --concurrency overrides it per run).
@@ -248,4 +391,7 @@ CONCORD_JUDGE_BACKENDS = {
     "baseline": "judges.backends.baseline.BaselineBackend",
 }
 # In-process vLLM chunks go to GPU workers only: `celery -A config worker -Q gpu` on GPU hosts.
-CELERY_TASK_ROUTES = {"judges.tasks.judge_chunk_gpu_task": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {
+    "judges.tasks.judge_chunk_gpu_task": {"queue": "gpu"},
+    "judges.tasks.generation_chunk_gpu_task": {"queue": "gpu"},
+}

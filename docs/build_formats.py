@@ -32,6 +32,13 @@ ERRORS_MARK = "<!-- errors kind={kind} file={file} -->"
 ERROR_FILE = "items.jsonl"
 #: config/settings.py's default for CONCORD_IMPORT_ERROR_CAP; the page must not depend on the environment.
 DEFAULT_ERROR_CAP = 50
+#: config/settings.py's defaults for the input caps, for the same reason.
+DEFAULT_LIMITS = {
+    "CONCORD_IMPORT_MAX_BYTES": "256 MiB",
+    "CONCORD_MAX_RECORD_BYTES": "1 MiB",
+    "CONCORD_MAX_ANSWER_BYTES": "64 KiB",
+    "CONCORD_MAX_JSON_DEPTH": "64",
+}
 
 
 def _meanings() -> dict[str, dict[str, str]]:
@@ -69,6 +76,7 @@ def _meanings() -> dict[str, dict[str, str]]:
             "payload:question": "the user's question",
             "payload:response": "the candidate response to score",
             "payload:response_source": "where the response comes from: `accepted`, `top-voted` or a model name",
+            "payload:pair_id": "the question's pair: the accepted and the top-voted response share it",
             "payload:meta": provenance,
             "value:scores": f"one score per factor ({scale}); when torn, the more conservative score",
             **{f"value:scores.{code}": f"{name}: {question}" for code, (name, question) in FACTORS.items()},
@@ -435,6 +443,27 @@ def render() -> str:
         'inside it is doubled (`""`), as every spreadsheet and Python\'s `csv` module write it. A record '
         "may span several lines; its line number is the line it starts on. Rows whose cells are all "
         "empty are skipped.",
+        "- **JSON**: numbers are finite (`NaN`, `Infinity` and numbers too large for a double, such as "
+        "`1e999`, are refused), text is valid Unicode (an unpaired surrogate such as `\\ud800` is "
+        "refused), and nesting is at most `CONCORD_MAX_JSON_DEPTH` levels deep. This holds for JSONL "
+        "lines, JSON in CSV cells and API request bodies; the error names the line and the field.",
+        "",
+        "### Limits",
+        "",
+        "| what | limit (default) | setting | refused with |",
+        "|---|---|---|---|",
+        f"| a file uploaded on the project page | {DEFAULT_LIMITS['CONCORD_IMPORT_MAX_BYTES']} | "
+        "`CONCORD_IMPORT_MAX_BYTES` | a message on the page; nothing is stored |",
+        "| a file given to `import_items` / `import_annotations` | none: the commands read local files | | |",
+        f"| one record (a JSONL line, a CSV row) | {DEFAULT_LIMITS['CONCORD_MAX_RECORD_BYTES']} of UTF-8 | "
+        "`CONCORD_MAX_RECORD_BYTES` | an error for that line |",
+        f"| one answer (`value`, `gold`) as JSON | {DEFAULT_LIMITS['CONCORD_MAX_ANSWER_BYTES']} of UTF-8 | "
+        "`CONCORD_MAX_ANSWER_BYTES` | an error for that line and field (also in the workspace and the API) |",
+        f"| JSON nesting | {DEFAULT_LIMITS['CONCORD_MAX_JSON_DEPTH']} levels | `CONCORD_MAX_JSON_DEPTH` | "
+        "an error for that line and field |",
+        "| one CSV cell | 131,072 characters (Python's `csv` module) | | `CSV syntax: field larger than field limit` |",
+        "",
+        "An uploaded file is deleted when its import ends, imported or rejected.",
         "",
         f"A CSV `{first.name}` item whose `{quoted_field}` holds a line break, quotes and a comma:",
         "",
@@ -452,7 +481,10 @@ def render() -> str:
         "| field | type | required | meaning |",
         "|---|---|---|---|",
         f"| `external_id` | string (or a whole number in JSONL) | yes | your id for the item, at most "
-        f"{MAX_EXTERNAL_ID} characters, unique in the project; annotations and exports refer to it |",
+        f"{MAX_EXTERNAL_ID} characters, unique in the project; annotations and exports refer to it. "
+        "Spaces around it are dropped and it is normalised to Unicode NFC (`é` typed as one character "
+        "or as `e` and a combining accent is one id); control and format characters (NUL, "
+        "bidirectional overrides, zero-width spaces, line separators) are refused |",
         "| `gold` | the kind's annotation value | no | makes the item a qualification item: its known "
         "answer, checked like an annotation of this item; absent or `null` for an ordinary item |",
         "",
@@ -485,7 +517,8 @@ def render() -> str:
         "| field | type | required | meaning |",
         "|---|---|---|---|",
         "| `rater` | non-empty string, at most 150 characters | yes | who gave the value; linked to the "
-        "account with that username when there is one, kept by name otherwise |",
+        "account with that username when that account is a member of the project, kept by name "
+        "otherwise |",
         "| `external_id` | string (or a whole number in JSONL) | yes | the item's `external_id` in this project |",
         "| `value` | the kind's annotation value | yes | the rater's judgement, checked against the item "
         "(JSON in a CSV cell) |",

@@ -46,7 +46,13 @@ class JudgeRunListApi(APIView):
 
         backend = serializers.ChoiceField(choices=Backend.choices)
         model = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
-        base_url = serializers.URLField(max_length=500, required=False, default="", allow_blank=True)
+        endpoint = serializers.CharField(
+            max_length=50,
+            required=False,
+            default="",
+            allow_blank=True,
+            help_text="An endpoint the operator configured, by name (openai backend); empty: default.",
+        )
         prompt = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
         temperature = serializers.FloatField(min_value=0, max_value=2, required=False, default=0.0)
         seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, default=42)
@@ -67,7 +73,7 @@ class JudgeRunListApi(APIView):
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         concurrency = options.pop("concurrency")
-        judge, _ = judge_get_or_create(kind=project.kind, created_by=request.user, **options)
+        judge, _ = judge_get_or_create(project=project, created_by=request.user, **options)
         run = judge_run_start(judge=judge, project=project, concurrency=concurrency, created_by=request.user)
         transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
         return Response(RunOutput(run_progress(run=run)).data, status=status.HTTP_201_CREATED)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from annotation.errors import ConcordError
 
-KIND_MISMATCH = "judge {judge!r} is for {judge_kind!r} items, but project {project!r} holds {project_kind!r} items"
+JUDGE_OF_ANOTHER_PROJECT = "judge {judge!r} belongs to another project; create it on project {project!r}"
 RUN_ALREADY_ACTIVE = "run {run} of this judge on this project is still running; cancel it or wait for it"
 CANNOT_CANCEL = "run {run} is {status}; only a running run can be cancelled"
 CANNOT_RESUME = "run {run} is {status}; only a cancelled or stopped run can be resumed"

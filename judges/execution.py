@@ -10,34 +10,32 @@ Every step is safe to repeat, which is what lets a run survive a killed worker:
   that lost its lease records nothing, so two workers never both write a chunk.
 - Settled items are skipped: an OK suggestion of the judge for the same prompt (from any run) is
   kept, and so is a failure this run already recorded; a failure from an earlier run is retried.
+
+Claims, leases and hand-backs are ``judges.leasing``, shared with generation runs.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import threading
-import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Item
 from judges.backends import get_backend
 from judges.backends.base import FAILED, OK, UNAVAILABLE, CallOptions, Outcome, RetryPolicy
 from judges.errors import CHUNK_GAVE_UP, BackendMisconfigured, BackendUnavailable
+from judges.leasing import HEARTBEAT_SECONDS, Lease, abandon_chunk, claim_chunk, release_chunk, worker_name
 from judges.models import JudgeChunk, JudgeRun, Suggestion
 from judges.prompting import JudgeRequest, Prompt, get_prompt, sha256_json
 from judges.services import judge_run_refresh, judge_run_stop
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 2.0
+__all__ = ("HEARTBEAT_SECONDS", "Lease", "worker_name", "chunk_claim", "chunk_release", "chunk_abandon")
+
 CANNOT_BUILD = "could not build the prompt for this item: {error}"
 PROMPT_GONE = "prompt {prompt} is no longer installed on this worker"
 SUGGESTION_FIELDS = [
@@ -54,92 +52,23 @@ SUGGESTION_FIELDS = [
 ]
 
 
-def worker_name() -> str:
-    """Who holds a claim, for people reading the chunk table (host and process)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 def chunk_claim(*, chunk_id: int) -> JudgeChunk | None:
     """Take the chunk if it waits, or if its holder's lease ran out; None if it is not ours to take."""
-    now = timezone.now()
-    token = uuid.uuid4().hex
-    taken = (
-        JudgeChunk.objects.filter(pk=chunk_id, run__status=JudgeRun.Status.RUNNING)
-        .filter(Q(status=JudgeChunk.Status.PENDING) | Q(status=JudgeChunk.Status.RUNNING, lease_expires_at__lt=now))
-        .update(
-            status=JudgeChunk.Status.RUNNING,
-            claim_token=token,
-            claimed_by=worker_name()[:200],
-            lease_expires_at=now + timedelta(seconds=settings.JUDGE_LEASE_SECONDS),
-            attempts=F("attempts") + 1,
-        )
-    )
-    if not taken:
-        return None
-    return JudgeChunk.objects.select_related("run__judge").get(pk=chunk_id)
+    return claim_chunk(JudgeChunk, chunk_id=chunk_id, related=("run__judge",))
 
 
 def chunk_release(*, chunk_id: int, token: str, error: str = "") -> None:
     """Hand a claimed chunk back untouched (it waits for the next claim)."""
-    JudgeChunk.objects.filter(pk=chunk_id, claim_token=token).update(
-        status=JudgeChunk.Status.PENDING, claim_token="", lease_expires_at=None, last_error=error[:2000]
-    )
+    release_chunk(JudgeChunk, chunk_id=chunk_id, token=token, error=error)
 
 
 def chunk_abandon(*, chunk_id: int, error: str) -> None:
     """After an unexpected error in a worker: note it, hand the chunk back, stop the run if it keeps failing."""
-    chunk = JudgeChunk.objects.filter(pk=chunk_id).first()
-    if chunk is None:
-        return
-    JudgeChunk.objects.filter(pk=chunk_id, status=JudgeChunk.Status.RUNNING).update(
-        status=JudgeChunk.Status.PENDING, claim_token="", lease_expires_at=None, last_error=error[:2000]
-    )
-    if chunk.attempts >= settings.JUDGE_CHUNK_MAX_CLAIMS:
+    chunk = abandon_chunk(JudgeChunk, chunk_id=chunk_id, error=error)
+    if chunk is not None and chunk.attempts >= settings.JUDGE_CHUNK_MAX_CLAIMS:
         judge_run_stop(
             run_id=chunk.run_id, reason=CHUNK_GAVE_UP.format(number=chunk.number, attempts=chunk.attempts, error=error)
         )
-
-
-class Lease:
-    """Renews a claim while the chunk is worked on; sets ``stop`` on a cancel or a lost claim.
-
-    Runs in its own thread (with its own database connection) so that it beats while the worker
-    waits on the network or the GPU.
-    """
-
-    def __init__(self, chunk: JudgeChunk, token: str) -> None:
-        self.chunk_id, self.run_id, self.token = chunk.pk, chunk.run_id, token
-        self.stop = threading.Event()
-        self._finished = threading.Event()
-        self._interval = min(HEARTBEAT_SECONDS, settings.JUDGE_LEASE_SECONDS / 3)
-        self._thread = threading.Thread(target=self._beat, name=f"lease-chunk-{chunk.pk}", daemon=True)
-
-    def __enter__(self) -> Lease:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._finished.set()
-        self._thread.join()
-
-    def renew(self) -> bool:
-        """Extend the lease; False when the claim is gone or the run no longer runs."""
-        until = timezone.now() + timedelta(seconds=settings.JUDGE_LEASE_SECONDS)
-        renewed = JudgeChunk.objects.filter(pk=self.chunk_id, claim_token=self.token).update(lease_expires_at=until)
-        running = JudgeRun.objects.filter(pk=self.run_id, status=JudgeRun.Status.RUNNING).exists()
-        return bool(renewed) and running
-
-    def _beat(self) -> None:
-        try:
-            while not self._finished.wait(self._interval):
-                try:
-                    if not self.renew():
-                        self.stop.set()
-                except DatabaseError:
-                    # The database may be back by the next beat; the lease is long enough to ride it out.
-                    logger.warning("could not renew the lease of chunk %s", self.chunk_id, exc_info=True)
-        finally:
-            connection.close()
 
 
 @dataclass(frozen=True)

@@ -2,28 +2,38 @@ from __future__ import annotations
 
 from django import forms
 
-from judges.models import MAX_CONCURRENCY, Backend, Judge
+from annotation.models import Project
+from judges.backends import backend_names, get_backend
+from judges.endpoints import endpoint_names
+from judges.models import MAX_CONCURRENCY, Judge
 from judges.prompting import prompts_for
+
+
+def backend_choices(*, kind: str) -> list[tuple[str, str]]:
+    """Backends that have a prompt for ``kind``: a kind without a baseline is not offered one."""
+    return [(name, get_backend(name).label) for name in backend_names() if prompts_for(kind=kind, backend=name)]
 
 
 class JudgeForm(forms.Form):
     name = forms.CharField(max_length=100, required=False, help_text="Empty: named after model and prompt.")
-    backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.OPENAI)
+    backend = forms.ChoiceField()
     model = forms.CharField(max_length=200, required=False, help_text="e.g. Qwen/Qwen3-32B; not for baselines.")
-    base_url = forms.CharField(
-        max_length=500, required=False, label="Base URL", help_text="openai backend; empty: OPENAI_BASE_URL."
-    )
-    api_key_env = forms.CharField(
-        max_length=100, required=False, label="API key variable", help_text="Empty: OPENAI_API_KEY."
+    endpoint = forms.ChoiceField(
+        required=False,
+        help_text="Where the openai backend sends requests: an endpoint the operator configured (docs/security.md).",
     )
     prompt = forms.ChoiceField(required=False, help_text="Empty: the kind's default for the backend.")
     temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.0)
     max_tokens = forms.IntegerField(min_value=1, max_value=131072, initial=2048, label="Max tokens")
     seed = forms.IntegerField(required=False, initial=42, help_text="Also orders multiple-choice options.")
 
-    def __init__(self, *args, kind: str, **kwargs) -> None:
+    def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        keys = {p.key: f"{p.key} — {p.title}" for b in Backend.values for p in prompts_for(kind=kind, backend=b)}
+        backends = backend_choices(kind=project.kind)
+        self.fields["backend"].choices = backends
+        self.fields["backend"].initial = backends[0][0] if backends else None
+        self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
+        keys = {p.key: f"{p.key} — {p.title}" for b, _ in backends for p in prompts_for(kind=project.kind, backend=b)}
         self.fields["prompt"].choices = [("", "default"), *keys.items()]
 
 
@@ -36,6 +46,7 @@ class RunForm(forms.Form):
         help_text="Requests in flight per worker; empty: the default.",
     )
 
-    def __init__(self, *args, kind: str, **kwargs) -> None:
+    def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(kind=kind).order_by("name", "id")
+        # Only this project's judges: no project sees another's judges, models or endpoints.
+        self.fields["judge"].queryset = Judge.objects.filter(project=project).order_by("name", "id")

@@ -32,18 +32,17 @@ class Judge(models.Model):
     and its suggestions are never split between look-alike judges.
     """
 
+    #: Judges belong to one project: no project sees another's judges, models or endpoints.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=50)
     backend = models.CharField(max_length=10, choices=Backend.choices)
     model = models.CharField(max_length=200, blank=True, help_text="Model name; empty for baselines.")
-    base_url = models.CharField(
-        max_length=500, blank=True, help_text="OpenAI-compatible server, e.g. http://gpu-1:8000/v1 (openai backend)."
-    )
-    api_key_env = models.CharField(
-        max_length=100,
+    endpoint = models.CharField(
+        max_length=50,
         blank=True,
-        help_text="Name of the environment variable holding the API key; empty means OPENAI_API_KEY. "
-        "The key itself is never stored.",
+        help_text="The operator-configured endpoint the openai backend calls, by name (judges.endpoints); "
+        "a judge never holds a URL or a key.",
     )
     prompt_name = models.CharField(max_length=100)
     prompt_version = models.PositiveIntegerField()
@@ -52,12 +51,13 @@ class Judge(models.Model):
     seed = models.BigIntegerField(
         null=True, blank=True, help_text="Sampling seed; for multiple-choice prompts it also orders the options."
     )
-    fingerprint = models.CharField(max_length=64, unique=True, editable=False)
+    fingerprint = models.CharField(max_length=64, editable=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["kind", "name", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "fingerprint"], name="judge_unique_per_project")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.backend_label})"
@@ -87,7 +87,8 @@ class JudgeRun(models.Model):
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Stopped on an error"
 
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    #: A judge with runs cannot be deleted on its own, but a project deletes its judges and runs together.
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="runs")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     concurrency = models.PositiveSmallIntegerField(
@@ -215,3 +216,189 @@ class Suggestion(models.Model):
     @property
     def is_baseline(self) -> bool:
         return self.judge.backend == Backend.BASELINE
+
+
+# -- generation runs: source records → items --------------------------------------------------------
+
+
+class GenerationRun(models.Model):
+    """A generator step applied to the records of a source file, ending in items of a project.
+
+    The source records are stored with the run when it starts (``GenerationRecord``), so workers and a
+    resume never need the file. Chunks are leased like a judge run's. Items are created once, when
+    every record has an outcome, in one atomic import; each carries the run's provenance in ``meta``.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Stopped on an error"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_runs")
+    step = models.CharField(max_length=50)
+    #: Step options that change the items (e.g. ``{"profile_from": "current"}``); part of their ids.
+    options = models.JSONField(default=dict, blank=True)
+    backend = models.CharField(max_length=10, choices=Backend.choices)
+    model = models.CharField(max_length=200, blank=True)
+    endpoint = models.CharField(max_length=50, blank=True, help_text="A configured endpoint by name, never a URL.")
+    prompt_name = models.CharField(max_length=100)
+    prompt_version = models.PositiveIntegerField()
+    #: SHA-256 of the prompt's template and schema files (of the method, for baselines).
+    prompt_sha256 = models.CharField(max_length=64)
+    temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
+    max_tokens = models.PositiveIntegerField(default=2048, validators=[MinValueValidator(1)])
+    seed = models.BigIntegerField(null=True, blank=True)
+    source_name = models.CharField(max_length=255, blank=True, help_text="The source file's name, for people.")
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    #: Demo content (``make run``): shown as such on the pages.
+    is_demo = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    concurrency = models.PositiveSmallIntegerField(
+        default=16, validators=[MinValueValidator(1), MaxValueValidator(MAX_CONCURRENCY)]
+    )
+    chunk_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
+    total = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    #: Records whose items the project already had (an earlier run made them): not asked again.
+    existing_count = models.PositiveIntegerField(default=0)
+    pending_count = models.PositiveIntegerField(default=0)
+    items_created = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    watch_token = models.CharField(max_length=32, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    resumed_at = models.DateTimeField(null=True, blank=True)
+    done_at_resume = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status"], name="genrun_by_project_status")]
+
+    def __str__(self) -> str:
+        return f"generation run {self.pk} ({self.step}) on {self.project}"
+
+    @property
+    def done_count(self) -> int:
+        return self.ok_count + self.failed_count + self.existing_count
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.RUNNING
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.backend == Backend.BASELINE
+
+    @property
+    def prompt_key(self) -> str:
+        return f"{self.prompt_name}.v{self.prompt_version}"
+
+    @property
+    def backend_label(self) -> str:
+        if self.is_baseline:
+            return "baseline"
+        return f"{self.backend} · {self.model}"
+
+    def as_judge(self) -> Judge:
+        """The call configuration in the shape the backends read (never saved: a run is not a judge)."""
+        return Judge(
+            project_id=self.project_id,
+            name=f"generation run {self.pk}",
+            kind=self.project.kind if self.project_id else "",
+            backend=self.backend,
+            model=self.model,
+            endpoint=self.endpoint,
+            prompt_name=self.prompt_name,
+            prompt_version=self.prompt_version,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+
+
+class GenerationChunk(models.Model):
+    """A slice of a generation run's records (a range of record numbers), leased like a JudgeChunk."""
+
+    Status = JudgeChunk.Status
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    first_number = models.PositiveIntegerField()
+    last_number = models.PositiveIntegerField()
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    sends = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="genchunk_unique_number")]
+        indexes = [models.Index(fields=["run", "status"], name="genchunk_by_run_status")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of generation run {self.run_id} ({self.status})"
+
+
+class GenerationRecord(models.Model):
+    """One source record of a run and its outcome: the item payloads it became, or a failure with the
+    raw output and the reason. ``existing``: the project already had its items (nothing asked)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+        EXISTING = "existing", "Items already in the project"
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="records")
+    number = models.PositiveIntegerField()
+    #: The line of the source file the record came from.
+    line = models.PositiveIntegerField()
+    source_id = models.CharField(max_length=255)
+    licence = models.CharField(max_length=200, blank=True)
+    #: The step's input, as read from the source file.
+    data = models.JSONField()
+    #: Attribution and provenance from the source (urls, authors, licence), kept in each item's meta.
+    attribution = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    #: ``[{"external_id": ..., "payload": {...}}]`` once OK.
+    items = models.JSONField(null=True, blank=True)
+    request_sha256 = models.CharField(max_length=64, blank=True)
+    raw_output = models.TextField(blank=True)
+    failure_reason = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    tokens_in = models.PositiveIntegerField(null=True, blank=True)
+    tokens_out = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="genrecord_unique_number"),
+            models.UniqueConstraint(fields=["run", "source_id"], name="genrecord_unique_source"),
+            # Never a half-made outcome: OK has its items and no reason, a failure has its reason.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="ok", items__isnull=False, failure_reason="")
+                    | (Q(status="failed", items__isnull=True) & ~Q(failure_reason=""))
+                    | Q(status__in=["pending", "existing"])
+                ),
+                name="genrecord_ok_has_items_failed_has_reason",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="genrecord_by_run_status")]
+
+    def __str__(self) -> str:
+        return f"record {self.source_id} of generation run {self.run_id}: {self.status}"

@@ -509,10 +509,12 @@ class _Registry:
 @cache
 def _registry() -> _Registry:
     from judges.baselines import BASELINES
+    from judges.copa_prompts import COPA_EVALUATORS  # CoPA §5.2 evaluator variants; they build on this module
 
     registry = _Registry()
     for prompt in (
         CopaLikertEvaluation("copa_likert_evaluation", 1),
+        *COPA_EVALUATORS,
         IpqaCoreIntentValidation("ipqa_core_intent_validation", 1),
         LabelStatementDraft("intentgrasp_label_statement", 1),
         IntentGraspMcq("intentgrasp_mcq_da", 1, variant="da"),

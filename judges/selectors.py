@@ -21,8 +21,8 @@ def running_run_ids() -> list[int]:
     return list(JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).values_list("pk", flat=True))
 
 
-def judges_for_kind(*, kind: str) -> QuerySet[Judge]:
-    return Judge.objects.filter(kind=kind).order_by("name", "id")
+def judges_for_project(*, project: Project) -> QuerySet[Judge]:
+    return Judge.objects.filter(project=project).order_by("name", "id")
 
 
 def _run_suggestions(run: JudgeRun) -> QuerySet[Suggestion]:
@@ -135,3 +135,10 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
 def failed_suggestions(*, run: JudgeRun) -> QuerySet[Suggestion]:
     """The run's failed items with their raw output and reason, in item order."""
     return _run_suggestions(run).filter(status=Suggestion.Status.FAILED).select_related("item").order_by("item_id")
+
+
+def run_item_results(*, run: JudgeRun, status: str | None = None) -> QuerySet[Suggestion]:
+    """What the judge said on each item of the run (OK values and failures alike, or one ``status``),
+    in item order with the item, for the run page."""
+    rows = _run_suggestions(run).select_related("item").order_by("item_id", "-updated_at", "-id")
+    return rows.filter(status=status) if status else rows

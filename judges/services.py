@@ -18,15 +18,15 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from annotation.errors import FieldError, ValidationFailed
-from annotation.kinds import kind_choices
 from annotation.models import Item, Project
 from judges.backends import backend_names, get_backend
+from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
 from judges.errors import (
     CANNOT_CANCEL,
     CANNOT_RESUME,
     CHUNK_GAVE_UP,
     JUDGE_EXISTS,
-    KIND_MISMATCH,
+    JUDGE_OF_ANOTHER_PROJECT,
     MODEL_REQUIRED,
     RUN_ALREADY_ACTIVE,
     UNKNOWN_BACKEND,
@@ -65,37 +65,37 @@ def _judge_config(
     kind: str,
     backend: str,
     model: str,
-    base_url: str,
-    api_key_env: str,
+    endpoint: str,
     prompt: str,
     temperature: float,
     max_tokens: int,
     seed: int | None,
 ) -> dict[str, Any]:
-    if kind not in dict(kind_choices()):
-        raise JudgeInvalid(f"unknown task kind {kind!r}")
     if backend not in backend_names():
         raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(backend_names())))
     engine = get_backend(backend)
     chosen = judge_prompt(kind=kind, backend=backend, prompt=prompt)
     if engine.is_baseline:
         # A baseline has no model or server; keeping them empty keeps one baseline config one judge.
-        model, base_url, api_key_env, temperature, max_tokens = "", "", "", 0.0, DEFAULT_MAX_TOKENS
+        model, endpoint, temperature, max_tokens = "", "", 0.0, DEFAULT_MAX_TOKENS
     else:
         model = model.strip() or settings.JUDGE_MODEL
         if not model:
             raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
-    if backend == "openai":
-        # The server is part of the judge: it stays the same even if the default in the environment changes.
-        base_url = base_url.strip() or settings.OPENAI_BASE_URL
+    if engine.needs_endpoint:
+        # Only a configured endpoint, by name: nothing a user types picks where requests go.
+        endpoint = endpoint.strip() or DEFAULT_ENDPOINT
+        try:
+            get_endpoint(endpoint)
+        except UnknownEndpoint as exc:
+            raise JudgeInvalid(str(exc)) from None
     else:
-        base_url, api_key_env = "", ""
+        endpoint = ""
     return {
         "kind": kind,
         "backend": backend,
         "model": model,
-        "base_url": base_url,
-        "api_key_env": api_key_env.strip(),
+        "endpoint": endpoint,
         "prompt_name": chosen.name,
         "prompt_version": chosen.version,
         "temperature": temperature,
@@ -105,8 +105,7 @@ def _judge_config(
 
 
 def _fingerprint(config: dict[str, Any]) -> str:
-    # The key's variable name does not change an output; everything else may.
-    return sha256_json({k: v for k, v in config.items() if k != "api_key_env"})
+    return sha256_json(config)
 
 
 def _default_name(config: dict[str, Any]) -> str:
@@ -117,35 +116,39 @@ def _default_name(config: dict[str, Any]) -> str:
 
 def judge_get_or_create(
     *,
-    kind: str,
+    project: Project,
     backend: str,
     name: str = "",
     model: str = "",
-    base_url: str = "",
-    api_key_env: str = "",
+    endpoint: str = "",
     prompt: str = "",
     temperature: float = 0.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     seed: int | None = DEFAULT_SEED,
     created_by: Any = None,
 ) -> tuple[Judge, bool]:
-    """The judge with this configuration, created if there is none. JudgeInvalid if it cannot work."""
+    """The project's judge with this configuration, created if there is none. JudgeInvalid if it cannot work."""
     config = _judge_config(
-        kind=kind,
+        kind=project.kind,
         backend=backend,
         model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        endpoint=endpoint,
         prompt=prompt,
         temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
     )
     fingerprint = _fingerprint(config)
-    existing = Judge.objects.filter(fingerprint=fingerprint).first()
+    existing = Judge.objects.filter(project=project, fingerprint=fingerprint).first()
     if existing is not None:
         return existing, False
-    judge = Judge(name=name.strip() or _default_name(config), fingerprint=fingerprint, created_by=created_by, **config)
+    judge = Judge(
+        project=project,
+        name=name.strip() or _default_name(config),
+        fingerprint=fingerprint,
+        created_by=created_by,
+        **config,
+    )
     try:
         judge.full_clean()
     except ValidationError as exc:
@@ -155,7 +158,7 @@ def judge_get_or_create(
             judge.save()
     except IntegrityError:
         # The same configuration was created at the same moment elsewhere: that one is the judge.
-        return Judge.objects.get(fingerprint=fingerprint), False
+        return Judge.objects.get(project=project, fingerprint=fingerprint), False
     return judge, True
 
 
@@ -196,12 +199,8 @@ def judge_run_start(
     created_by: Any = None,
 ) -> JudgeRun:
     """A running run over the project's items, split into chunks. Send it with ``judge_run_dispatch``."""
-    if judge.kind != project.kind:
-        raise JudgeInvalid(
-            KIND_MISMATCH.format(
-                judge=judge.name, judge_kind=judge.kind, project=project.slug, project_kind=project.kind
-            )
-        )
+    if judge.project_id != project.pk:
+        raise JudgeInvalid(JUDGE_OF_ANOTHER_PROJECT.format(judge=judge.name, project=project.slug))
     # Lock the project row so two simultaneous starts of one judge cannot both pass the check below.
     Project.objects.select_for_update().get(pk=project.pk)
     active = JudgeRun.objects.filter(judge=judge, project=project, status=JudgeRun.Status.RUNNING).first()

@@ -18,6 +18,13 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from config.celery import app
 from judges.errors import BackendUnavailable
 from judges.execution import chunk_abandon, judge_chunk_process
+from judges.generation.execution import generation_chunk_abandon, generation_chunk_process
+from judges.generation.selectors import running_generation_run_ids
+from judges.generation.services import (
+    generation_run_chunks_to_send,
+    generation_run_new_watch,
+    generation_run_watch,
+)
 from judges.selectors import running_run_ids
 from judges.services import Dispatch, judge_run_chunks_to_send, judge_run_new_watch, judge_run_watch
 
@@ -102,3 +109,67 @@ def watch_running_runs(sender=None, **kwargs) -> None:
         return
     for run_id in run_ids:
         start_watch(run_id=run_id, countdown=0)
+
+
+# -- generation runs (judges.generation): the same chunked, leased, acks-late machinery -----------------
+
+
+class GenerationChunkTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        chunk_id = args[0] if args else kwargs["chunk_id"]
+        generation_chunk_abandon(chunk_id=chunk_id, error=f"{type(exc).__name__}: {exc}")
+
+
+GENERATION_CHUNK_TASK = {**CHUNK_TASK, "base": GenerationChunkTask}
+
+
+@shared_task(name="judges.tasks.generation_chunk_task", **GENERATION_CHUNK_TASK)
+def generation_chunk_task(self, chunk_id: int) -> None:
+    generation_chunk_process(chunk_id=chunk_id, final_attempt=_final_attempt(self))
+
+
+@shared_task(name="judges.tasks.generation_chunk_gpu_task", **GENERATION_CHUNK_TASK)
+def generation_chunk_gpu_task(self, chunk_id: int) -> None:
+    generation_chunk_process(chunk_id=chunk_id, final_attempt=_final_attempt(self))
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def generation_run_watch_task(run_id: int, token: str) -> None:
+    dispatch = generation_run_watch(run_id=run_id, token=token)
+    if dispatch is None:
+        return
+    send_generation_chunks(dispatch)
+    generation_run_watch_task.apply_async((run_id, token), countdown=settings.JUDGE_WATCH_SECONDS)
+
+
+def send_generation_chunks(dispatch: Dispatch) -> None:
+    task = generation_chunk_gpu_task if dispatch.gpu else generation_chunk_task
+    for chunk_id in dispatch.chunk_ids:
+        task.delay(chunk_id)
+
+
+def start_generation_watch(*, run_id: int, countdown: float | None = None) -> None:
+    if app.conf.task_always_eager:
+        return
+    token = generation_run_new_watch(run_id=run_id)
+    if token is not None:
+        wait = settings.JUDGE_WATCH_SECONDS if countdown is None else countdown
+        generation_run_watch_task.apply_async((run_id, token), countdown=wait)
+
+
+def generation_run_dispatch(*, run_id: int) -> None:
+    """Send a started or resumed generation run's waiting chunks to the workers and watch it. Call on commit."""
+    send_generation_chunks(generation_run_chunks_to_send(run_id=run_id))
+    start_generation_watch(run_id=run_id)
+
+
+@worker_ready.connect
+def watch_running_generation_runs(sender=None, **kwargs) -> None:
+    """A starting worker takes over the watch of every running generation run."""
+    try:
+        run_ids = running_generation_run_ids()
+    except DatabaseError:
+        logger.warning("could not look for running generation runs", exc_info=True)
+        return
+    for run_id in run_ids:
+        start_generation_watch(run_id=run_id, countdown=0)

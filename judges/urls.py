@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judges import views
+from judges import generation_views, views
 
 urlpatterns = [
     path("p/<slug:slug>/judges/", views.project_judges, name="project_judges"),
@@ -10,4 +10,21 @@ urlpatterns = [
     path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", views.run_progress_partial, name="judge_run_progress"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", views.run_cancel, name="judge_run_cancel"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/resume/", views.run_resume, name="judge_run_resume"),
+    path("p/<slug:slug>/generate/", generation_views.generate_items, name="generate_items"),
+    path("p/<slug:slug>/generate/<int:run_id>/", generation_views.generation_run_detail, name="generation_run_detail"),
+    path(
+        "p/<slug:slug>/generate/<int:run_id>/progress/",
+        generation_views.generation_run_progress,
+        name="generation_run_progress",
+    ),
+    path(
+        "p/<slug:slug>/generate/<int:run_id>/cancel/",
+        generation_views.generation_run_cancel_view,
+        name="generation_run_cancel",
+    ),
+    path(
+        "p/<slug:slug>/generate/<int:run_id>/resume/",
+        generation_views.generation_run_resume_view,
+        name="generation_run_resume",
+    ),
 ]

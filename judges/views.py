@@ -13,21 +13,27 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import project_access
 from annotation.errors import ValidationFailed
+from annotation.kinds import TaskKind
+from annotation.kinds.base import ValueLine
 from annotation.models import Project, Role
 from judges.errors import JudgeError, JudgeExists
 from judges.forms import JudgeForm, RunForm
-from judges.models import JudgeRun
-from judges.selectors import failed_suggestions, judges_for_kind, run_progress, runs_for_project
+from judges.models import JudgeRun, Suggestion
+from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
 from judges.tasks import judge_run_dispatch
 
 NOT_A_RESEARCHER = "Only the project's researchers can see and run LLM judges."
 RUNS_SHOWN = 20
-FAILED_PER_PAGE = 50
+ITEMS_PER_PAGE = 50
+#: The run page's item filter (``?show=``): every item, or only the OK or failed ones.
+SHOWN_ITEMS = {"all": None, "ok": Suggestion.Status.OK, "failed": Suggestion.Status.FAILED}
+SHOW_LABELS = (("all", "every item"), ("ok", "answered"), ("failed", "failed"))
 
 
 def _researcher_project(request: HttpRequest, slug: str) -> Project:
@@ -39,12 +45,20 @@ def _run(project: Project, run_id: int) -> JudgeRun:
 
 
 def _page(request: HttpRequest, project: Project, *, judge_form=None, run_form=None, status=200) -> HttpResponse:
+    judges = judges_for_project(project=project)
+    if run_form is None:
+        # The judge just created (``?judge=``), else the newest one, is the one to launch: never a blank choice.
+        wanted = request.GET.get("judge", "")
+        chosen = next((j for j in judges if str(j.pk) == wanted), None) or max(judges, key=lambda j: j.pk, default=None)
+        run_form = RunForm(project=project, initial={"judge": chosen.pk} if chosen else None)
+        run_form.fields["judge"].empty_label = None  # a run needs a judge: a blank choice only invites an error
     context = {
         "project": project,
         "runs": [run_progress(run=r) for r in runs_for_project(project=project)[:RUNS_SHOWN]],
-        "judges": judges_for_kind(kind=project.kind),
-        "judge_form": judge_form or JudgeForm(kind=project.kind),
-        "run_form": run_form or RunForm(kind=project.kind),
+        "judges": judges,
+        "judge_form": judge_form or JudgeForm(project=project),
+        "run_form": run_form,
+        "open_new_judge": judge_form is not None or not judges,
     }
     return render(request, "judges/project_judges.html", context, status=status)
 
@@ -58,17 +72,17 @@ def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
-    form = JudgeForm(request.POST, kind=project.kind)
+    form = JudgeForm(request.POST, project=project)
     if form.is_valid():
         try:
-            judge = judge_create(kind=project.kind, created_by=request.user, **form.cleaned_data)
+            judge = judge_create(project=project, created_by=request.user, **form.cleaned_data)
         except JudgeExists as exc:
             form.add_error(None, f"{exc.message} (judge {exc.judge.pk}); launch a run of it below.")
         except (JudgeError, ValidationFailed) as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, f"Judge “{judge.name}” created.")
-            return redirect("project_judges", slug=project.slug)
+            messages.success(request, f"Judge “{judge.name}” created: it is chosen below, ready to launch.")
+            return redirect(f"{reverse('project_judges', args=[project.slug])}?judge={judge.pk}#launch-heading")
     return _page(request, project, judge_form=form, status=400)
 
 
@@ -76,7 +90,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
-    form = RunForm(request.POST, kind=project.kind)
+    form = RunForm(request.POST, project=project)
     if form.is_valid():
         try:
             run = judge_run_start(
@@ -97,9 +111,32 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
 def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
     run = _run(project, run_id)
-    failed = Paginator(failed_suggestions(run=run), FAILED_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"project": project, "p": run_progress(run=run), "failed": failed}
+    show = request.GET.get("show", "all")
+    if show not in SHOWN_ITEMS:
+        show = "all"
+    results = Paginator(run_item_results(run=run, status=SHOWN_ITEMS[show]), ITEMS_PER_PAGE)
+    page = results.get_page(request.GET.get("page"))
+    kind = project.task_kind
+    rows = [(s, _said(kind, s)) for s in page]
+    context = {
+        "project": project,
+        "p": run_progress(run=run),
+        "page": page,
+        "rows": rows,
+        "show": show,
+        "show_choices": SHOW_LABELS,
+    }
     return render(request, "judges/run_detail.html", context)
+
+
+def _said(kind: TaskKind, suggestion: Suggestion) -> list[ValueLine]:
+    """What the judge answered, as the kind reads a value (empty for a failed item)."""
+    if suggestion.value is None:
+        return []
+    try:
+        return kind.value_lines(suggestion.value, suggestion.item.payload)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return []  # a value of an older schema: the raw output below still shows it
 
 
 @login_required

@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
+# The embedded default: SQLite, the filesystem broker, the built-in development key.
+export CONCORD_EMBEDDED=${CONCORD_EMBEDDED:-true}
 
 pids=()
 stop() {
@@ -18,7 +20,9 @@ trap stop INT TERM EXIT
 
 "$BIN/celery" -A config worker --pool=solo --loglevel=warning --without-heartbeat --without-gossip --without-mingle &
 pids+=($!)
-"$BIN/gunicorn" config.wsgi:application --bind "$HOST:$PORT" --workers 2 --access-logfile - --log-level warning &
+# Threads as well as processes: a slow page holds one thread, and sign-in and the workspace keep answering.
+"$BIN/gunicorn" config.wsgi:application --bind "$HOST:$PORT" --workers 2 --worker-class gthread --threads 8 \
+  --access-logfile - --log-level warning &
 pids+=($!)
 
 echo

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from annotation.kinds import TaskKind
+from annotation.kinds.base import ValueLine
 
 NOT_UNANIMOUS = "raters are not unanimous"
 LLM_DIFFERS = "the human majority differs from the LLM evaluator"
@@ -22,11 +23,13 @@ SINGLE_RATER = "only one rater so far"
 class AdjudicationRules:
     """``unanimous``: any difference between raters' decisions; ``ordinal_distance``: an ordinal
     dimension whose ratings are at least this far apart; ``llm_majority``: the human majority
-    disagrees with the chosen judge run (so the judge itself is audited)."""
+    disagrees with the chosen judge run (so the judge itself is audited); ``min_raters``: how many
+    raters an item needs before their majority is gold (null: the project's overlap k)."""
 
     unanimous: bool = True
     ordinal_distance: int | None = None
     llm_majority: bool = False
+    min_raters: int | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None, *, kind: TaskKind) -> AdjudicationRules:
@@ -35,9 +38,10 @@ class AdjudicationRules:
         unknown = sorted(set(merged) - known)
         if unknown:
             raise ValueError(f"unknown adjudication rule(s) {unknown}; known: {sorted(known)}")
-        distance = merged.get("ordinal_distance")
-        if distance is not None and (isinstance(distance, bool) or not isinstance(distance, int) or distance < 1):
-            raise ValueError("ordinal_distance must be a whole number ≥ 1, or null")
+        for name in ("ordinal_distance", "min_raters"):
+            number = merged.get(name)
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
+                raise ValueError(f"{name} must be a whole number ≥ 1, or null")
         for flag in ("unanimous", "llm_majority"):
             if flag in merged and not isinstance(merged[flag], bool):
                 raise ValueError(f"{flag} must be true or false")
@@ -67,6 +71,11 @@ def item_disagreements(
     return reasons
 
 
+def required_raters(rules: AdjudicationRules, *, overlap: int) -> int:
+    """Raters an item needs before their majority is gold: the researcher's rule, else the overlap k."""
+    return rules.min_raters if rules.min_raters is not None else overlap
+
+
 def _ordinal_gaps(kind: TaskKind, payload: dict, people: list[dict], distance: int) -> list[str]:
     ordinal = {d.name for d in kind.rating_dimensions if d.level in ("ordinal", "interval")}
     ratings: dict[tuple[str, str], list[float]] = {}
@@ -83,3 +92,53 @@ def _ordinal_gaps(kind: TaskKind, payload: dict, people: list[dict], distance: i
                 ORDINAL_GAP.format(dimension=name, gap=f"{gap:g}", low=f"{min(found):g}", high=f"{max(found):g}")
             )
     return reasons
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One judgement across the compared values: its label, each column's answer, and whether they differ."""
+
+    label: str
+    cells: tuple[str, ...]
+    differs: bool
+    free_text: bool
+
+
+@dataclass(frozen=True)
+class ValueGrid:
+    """Values side by side: a column per rater (and the LLM), a row per judgement (a CoPA factor,
+    an intent's expressed/core, an MCQ option)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[GridRow, ...]
+
+    @property
+    def n_differing(self) -> int:
+        return sum(row.differs for row in self.rows)
+
+
+NOT_ANSWERED = "—"
+
+
+def _lines(kind: TaskKind, value: dict, payload: dict) -> list[ValueLine]:
+    try:
+        return kind.value_lines(value, payload)
+    except (KeyError, TypeError, ValueError, IndexError):
+        # A value from before a schema change: show it as stored rather than fail the page.
+        return [ValueLine("value", "Value as stored", str(value))]
+
+
+def value_grid(*, kind: TaskKind, payload: dict, columns: list[tuple[str, dict]]) -> ValueGrid:
+    """Lay out ``(column name, value)`` pairs as the kind reads them, marking rows whose answers differ
+    (free text never counts as a difference; a judgement one column lacks does)."""
+    per_column = [{line.key: line for line in _lines(kind, value, payload)} for _, value in columns]
+    keys: dict[str, ValueLine] = {}
+    for lines in per_column:
+        for key, line in lines.items():
+            keys.setdefault(key, line)
+    rows = []
+    for key, first in keys.items():
+        cells = tuple(lines[key].text if key in lines else NOT_ANSWERED for lines in per_column)
+        differs = not first.free_text and len(set(cells)) > 1
+        rows.append(GridRow(first.label, cells, differs, first.free_text))
+    return ValueGrid(columns=tuple(name for name, _ in columns), rows=tuple(rows))

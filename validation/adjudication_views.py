@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -14,11 +13,14 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import project_access
 from annotation.errors import ValidationFailed
 from annotation.models import Item, Project, Role
+from validation.adjudication import value_grid
 from validation.exports import FORMATS
-from validation.goldset import SHAPES, adjudication_queue, adjudication_record, export_gold, gold_summary, item_state
+from validation.goldset import SHAPES, adjudication_lists, adjudication_record, export_gold, gold_summary, item_state
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 NOT_A_DECIDER = "Only the project's experts and researchers adjudicate."
+#: The column name and ``?take=`` value of the LLM evaluator's answer (a rater's is their username).
+LLM_COLUMN, TAKE_LLM = "LLM evaluator", "llm"
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
@@ -29,9 +31,11 @@ def _expert_project(request: HttpRequest, slug: str) -> Project:
 @login_required
 def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = _expert_project(request, slug)
+    queue, short = adjudication_lists(project=project)
     context = {
         "project": project,
-        "queue": adjudication_queue(project=project),
+        "queue": queue,
+        "short": short,
         "summary": gold_summary(project=project),
         "formats": FORMATS,
         "shapes": SHAPES,
@@ -58,7 +62,15 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         else:
             return redirect("adjudication_list", slug=project.slug)
     state = item_state(project=project, item=item)
-    shown = value or (state.gold.value if state.gold.ready else None)
+    columns = sorted(state.gold.raters.items())
+    takes = [rater for rater, _ in columns]
+    if state.judge_value is not None:
+        columns.append((LLM_COLUMN, state.judge_value))
+        takes.append(TAKE_LLM)
+    # "Take this answer" is a plain link: the chosen column's value pre-fills the decision form.
+    taken = request.GET.get("take", "") if request.method == "GET" else ""
+    prefill = dict(zip(takes, (v for _, v in columns), strict=True)).get(taken)
+    shown = value or prefill or (state.gold.value if state.gold.ready else None)
     context = {
         "project": project,
         "kind": kind,
@@ -67,15 +79,12 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         "state": state,
         "errors": errors,
         "value": shown,
-        "raters": [(rater, _pretty(v)) for rater, v in sorted(state.gold.raters.items())],
-        "judge_pretty": _pretty(state.judge_value) if state.judge_value else None,
+        "grid": value_grid(kind=kind, payload=item.payload, columns=columns),
+        "takes": takes,
+        "taken": (LLM_COLUMN if taken == TAKE_LLM else taken) if prefill is not None else None,
         "form": kind.form_context(payload=item.payload, value=shown, peers=[]),
     }
     return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
-
-
-def _pretty(value: dict) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 @login_required

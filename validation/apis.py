@@ -8,7 +8,7 @@ from pathlib import Path
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,10 +17,13 @@ from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from validation.exports import FORMATS
 from validation.goldset import SHAPES, export_gold
+from validation.report_jobs import DONE, FAILED, JobState, needs_worker
+from validation.report_queue import agreement_job
 from validation.reports import ReportParameters, UnknownJudgeRun
 from validation.selectors import project_dimension_agreement
 
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+CSV_ESCAPE_VALUES = {"true": True, "1": True, "false": False, "0": False}
 
 
 class AgreementApi(APIView):
@@ -28,11 +31,17 @@ class AgreementApi(APIView):
         judge_run = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
         bootstrap = serializers.IntegerField(min_value=0, max_value=10_000, required=False, default=0)
         seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, default=0)
+        retry = serializers.BooleanField(required=False, default=False)
 
     @extend_schema(
         parameters=[Query],
-        responses={200: OpenApiTypes.OBJECT},
-        description="Agreement per dimension, in the JSON shape of `manage.py agreement SLUG --format json`.",
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
+        description=(
+            "Agreement per dimension, in the JSON shape of `manage.py agreement SLUG --format json`. "
+            "More bootstrap resamples than CONCORD_REQUEST_BOOTSTRAP_MAX are computed by a worker: "
+            "202 with `status` and `poll` (the same URL) until the numbers are ready, then 200; "
+            "503 with the reason if the computation failed (`retry=true` starts it again)."
+        ),
     )
     def get(self, request, slug: str):
         project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
@@ -44,10 +53,26 @@ class AgreementApi(APIView):
             seed=query.validated_data["seed"],
         )
         try:
+            if needs_worker(parameters):
+                job = agreement_job(project=project, parameters=parameters, retry=query.validated_data["retry"])
+                return _job_response(request, job)
             results = project_dimension_agreement(project=project, parameters=parameters)
         except UnknownJudgeRun as exc:
             raise ValidationFailed([FieldError("judge_run", str(exc))]) from None
         return Response({"dimensions": {name: result.to_json_dict() for name, result in results.items()}})
+
+
+def _job_response(request, job: JobState) -> Response:
+    """200 with the numbers, 202 while a worker computes them, 503 with the reason if that failed."""
+    if job.status == DONE:
+        return Response(job.result)
+    query = request.query_params.copy()
+    query.pop("retry", None)
+    poll = f"{request.path}?{query.urlencode()}"
+    if job.status == FAILED:
+        body = {"status": job.status, "code": "computation_failed", "detail": job.error, "poll": poll}
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    return Response({"status": job.status, "poll": poll}, status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "2"})
 
 
 class GoldExportApi(APIView):
@@ -55,6 +80,12 @@ class GoldExportApi(APIView):
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), default="jsonl"),
             OpenApiParameter("shape", str, enum=list(SHAPES), default="concord"),
+            OpenApiParameter(
+                "csv_escape",
+                bool,
+                default=True,
+                description="CSV: prefix cells a spreadsheet would run as formulas with '. false writes them raw.",
+            ),
         ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
     )
@@ -66,11 +97,14 @@ class GoldExportApi(APIView):
             for name, value, choices in (("format", fmt, FORMATS), ("shape", shape, SHAPES))
             if value not in choices
         ]
+        escape = CSV_ESCAPE_VALUES.get(request.query_params.get("csv_escape", "true").strip().lower())
+        if escape is None:
+            problems.append(FieldError("csv_escape", "must be true or false"))
         if problems:
             raise ValidationFailed(problems)
         folder = Path(tempfile.mkdtemp(prefix="concord-export-"))
         path = folder / f"{project.slug}-gold-{shape}.{fmt}"
-        export_gold(project=project, fmt=fmt, path=path, shape=shape)
+        export_gold(project=project, fmt=fmt, path=path, shape=shape, csv_escape=escape)
         handle = path.open("rb")
         path.unlink()  # the open handle keeps the bytes until the response is sent
         folder.rmdir()

@@ -3,6 +3,10 @@
 Records arrive as an iterator and leave in batches: nothing holds the whole export. Nested values
 (lists, objects) are JSON text in CSV cells and Parquet columns, so every format carries the same
 information and pandas / `datasets` read them without a custom schema.
+
+CSV text cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a
+tab or a carriage return; item text comes from public forums) get a leading ``'`` unless the caller
+asks for raw cells (OWASP, "CSV Injection"). Numbers are written as numbers and never escaped.
 """
 
 from __future__ import annotations
@@ -19,6 +23,17 @@ import pyarrow.parquet as pq
 
 PARQUET_BATCH = 5_000
 FORMATS = ("jsonl", "csv", "parquet")
+# What makes a spreadsheet read a cell as a formula, with the full-width forms some spreadsheets also accept.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: Any, *, escape: bool = True) -> Any:
+    """One CSV cell: nested values as JSON text, and text a spreadsheet would run as a formula
+    prefixed with ``'`` (when ``escape``)."""
+    value = _flat(value)
+    if escape and isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _flat(value: Any) -> Any:
@@ -40,8 +55,11 @@ def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
     return count
 
 
-def write_csv(path: str | Path, records: Iterable[dict]) -> int:
-    """One row per record; the first record's keys are the header (every record of a shape has them)."""
+def write_csv(path: str | Path, records: Iterable[dict], *, escape: bool = True) -> int:
+    """One row per record; the first record's keys are the header (every record of a shape has them).
+
+    ``escape`` (the default) neutralises formula cells; ``escape=False`` writes every text as it is.
+    """
     count = 0
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer: csv.DictWriter | None = None
@@ -49,7 +67,7 @@ def write_csv(path: str | Path, records: Iterable[dict]) -> int:
             if writer is None:
                 writer = csv.DictWriter(handle, fieldnames=list(record))
                 writer.writeheader()
-            writer.writerow({key: _flat(value) for key, value in record.items()})
+            writer.writerow({key: csv_cell(value, escape=escape) for key, value in record.items()})
             count += 1
     return count
 

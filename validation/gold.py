@@ -1,4 +1,9 @@
-"""Gold values with provenance: the expert's decision, else a known answer, else the raters' majority."""
+"""Gold values with provenance: the expert's decision, else a known answer, else the raters' majority.
+
+A majority is gold only once the item has the raters it needs (the project's overlap k, or the
+``min_raters`` rule a researcher set): one person's answer is not a majority, so until then the item
+is "waiting for raters (n of k)". An expert's decision is gold whatever the number of raters.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from annotation.kinds import TaskKind
 ADJUDICATED, KNOWN_ANSWER, MAJORITY = "adjudicated", "known_answer", "majority"
 NO_RATERS = "no ratings yet"
 NO_MAJORITY = "no majority among the raters (a tie or a split): an expert decides"
+WAITING_FOR_RATERS = "waiting for raters ({n} of {k})"
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,8 @@ class Gold:
     agreement: float | None = None  # share of raters whose decision matches the gold
     decision: Decision | None = None
     missing_reason: str | None = None
+    #: Fewer raters than a majority needs: the item waits for people, not for an expert.
+    waiting_for_raters: bool = False
 
     @property
     def ready(self) -> bool:
@@ -50,10 +58,22 @@ class Gold:
 
 
 def item_gold(
-    *, kind: TaskKind, values: Mapping[str, dict], decision: Decision | None = None, known_answer: dict | None = None
+    *,
+    kind: TaskKind,
+    values: Mapping[str, dict],
+    decision: Decision | None = None,
+    known_answer: dict | None = None,
+    required_raters: int = 1,
 ) -> Gold:
-    """Gold for one item from its raters' latest values (rater → value)."""
+    """Gold for one item from its raters' latest values (rater → value).
+
+    A majority counts only from ``required_raters`` raters on (the project's overlap); with fewer,
+    the item has no gold yet and says how many raters it has of how many it needs.
+    """
     raters = dict(values)
+    if decision is None and known_answer is None and len(raters) < required_raters:
+        waiting = WAITING_FOR_RATERS.format(n=len(raters), k=required_raters)
+        return Gold(None, None, raters, missing_reason=waiting if raters else NO_RATERS, waiting_for_raters=True)
     keys = [kind.decision_key(v) for v in raters.values()]  # once per value: exports call this a million times
     if decision is not None:
         value, source = decision.value, ADJUDICATED

@@ -16,8 +16,8 @@ from django.db.models import Count, Max
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Annotation, Item, Project
 from annotation.sql import json_column
-from validation.adjudication import AdjudicationRules, item_disagreements
-from validation.exports import WRITERS
+from validation.adjudication import AdjudicationRules, item_disagreements, required_raters
+from validation.exports import WRITERS, write_csv
 from validation.gold import Decision, Gold, item_gold
 from validation.mcq import LabelStatement
 from validation.models import Adjudication
@@ -79,7 +79,16 @@ class ItemState:
 
     @property
     def needs_expert(self) -> bool:
-        return self.gold.decision is None and (bool(self.reasons) or not self.gold.ready and bool(self.gold.raters))
+        """A disagreement, or a full set of raters with no majority; an item short of raters waits for them."""
+        if self.gold.decision is not None:
+            return False
+        return bool(self.reasons) or (
+            not self.gold.ready and bool(self.gold.raters) and not self.gold.waiting_for_raters
+        )
+
+    @property
+    def waiting_for_raters(self) -> bool:
+        return not self.needs_expert and self.gold.waiting_for_raters and bool(self.gold.raters)
 
 
 def _item_rows(project_id: int, after_pk: int) -> list[ItemRow]:
@@ -98,6 +107,7 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
     """Every item with its gold and (unless told not to) its disagreements, a batch of items and their
     values at a time."""
     kind, rules = project.task_kind, project_rules(project)
+    needed = required_raters(rules, overlap=project.overlap)
     last_pk = 0
     while batch := _item_rows(project.pk, last_pk):
         last_pk = batch[-1].pk
@@ -106,7 +116,13 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
         judged = _judge_values(project, ids) if with_reasons and rules.llm_majority else {}
         for item in batch:
             raters = values.get(item.pk, {})
-            gold = item_gold(kind=kind, values=raters, decision=decisions.get(item.pk), known_answer=item.gold_value)
+            gold = item_gold(
+                kind=kind,
+                values=raters,
+                decision=decisions.get(item.pk),
+                known_answer=item.gold_value,
+                required_raters=needed,
+            )
             reasons = (
                 item_disagreements(
                     kind=kind, payload=item.payload, values=raters, rules=rules, judge_value=judged.get(item.pk)
@@ -137,6 +153,9 @@ class GoldSummary:
     known_answer: int
     waiting_for_expert: int
     unrated: int
+    #: Items with some raters but fewer than a majority needs (no gold yet, nothing for an expert).
+    waiting_for_raters: int = 0
+    required_raters: int = 1
 
     @property
     def percent_ready(self) -> int:
@@ -156,7 +175,13 @@ def gold_summary(*, project: Project) -> GoldSummary:
         "concord:gold-summary:"
         + hashlib.sha256(
             orjson.dumps(
-                [project_data_state(project=project), decisions["n"], decisions["top"], project.adjudication_rules],
+                [
+                    project_data_state(project=project),
+                    decisions["n"],
+                    decisions["top"],
+                    project.adjudication_rules,
+                    project.overlap,
+                ],
                 option=orjson.OPT_SORT_KEYS,
             )
         ).hexdigest()
@@ -170,6 +195,8 @@ def gold_summary(*, project: Project) -> GoldSummary:
 
 def _count_gold(project: Project) -> GoldSummary:
     counts = {"items": 0, "ready": 0, "adjudicated": 0, "majority": 0, "known_answer": 0, "waiting": 0, "unrated": 0}
+    counts["short"] = 0
+    needed = required_raters(project_rules(project), overlap=project.overlap)
     for state in project_items_state(project=project):
         counts["items"] += 1
         if state.gold.ready:
@@ -177,23 +204,35 @@ def _count_gold(project: Project) -> GoldSummary:
             counts[state.gold.source] += 1
         if state.needs_expert:
             counts["waiting"] += 1
+        if state.waiting_for_raters:
+            counts["short"] += 1
         if not state.gold.raters and not state.gold.ready:
             counts["unrated"] += 1
     return GoldSummary(
         items=counts["items"], ready=counts["ready"], adjudicated=counts["adjudicated"], majority=counts["majority"],
         known_answer=counts["known_answer"], waiting_for_expert=counts["waiting"], unrated=counts["unrated"],
+        waiting_for_raters=counts["short"], required_raters=needed,
     )  # fmt: skip
 
 
 def adjudication_queue(*, project: Project, limit: int = 100) -> list[ItemState]:
     """Items waiting for an expert, in item order."""
-    queue = []
+    return adjudication_lists(project=project, limit=limit)[0]
+
+
+def adjudication_lists(*, project: Project, limit: int = 100) -> tuple[list[ItemState], list[ItemState]]:
+    """Items waiting for an expert, and items still short of raters (an expert may decide those
+    early), each in item order and at most ``limit`` long; one pass over the project."""
+    queue: list[ItemState] = []
+    short: list[ItemState] = []
     for state in project_items_state(project=project):
-        if state.needs_expert:
+        if state.needs_expert and len(queue) < limit:
             queue.append(state)
-            if len(queue) >= limit:
-                break
-    return queue
+        elif state.waiting_for_raters and len(short) < limit:
+            short.append(state)
+        if len(queue) >= limit and len(short) >= limit:
+            break
+    return queue, short
 
 
 def item_state(*, project: Project, item: Item) -> ItemState:
@@ -201,7 +240,13 @@ def item_state(*, project: Project, item: Item) -> ItemState:
     raters = _latest_values([item.pk]).get(item.pk, {})
     decision = _decisions([item.pk]).get(item.pk)
     judged = _judge_values(project, [item.pk]).get(item.pk) if rules.llm_majority else None
-    gold = item_gold(kind=kind, values=raters, decision=decision, known_answer=item.gold_value)
+    gold = item_gold(
+        kind=kind,
+        values=raters,
+        decision=decision,
+        known_answer=item.gold_value,
+        required_raters=required_raters(rules, overlap=project.overlap),
+    )
     reasons = item_disagreements(kind=kind, payload=item.payload, values=raters, rules=rules, judge_value=judged)
     return ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged)
 
@@ -239,15 +284,21 @@ def _gold_records(project: Project, shape: str) -> Iterator[dict]:
             yield {**record, "provenance": state.gold.provenance()}
 
 
-def export_gold(*, project: Project, fmt: str, path: str | Path, shape: str = "concord") -> int:
-    """Write the gold set; the file appears only when complete (written aside, then renamed)."""
+def export_gold(
+    *, project: Project, fmt: str, path: str | Path, shape: str = "concord", csv_escape: bool = True
+) -> int:
+    """Write the gold set; the file appears only when complete (written aside, then renamed).
+
+    CSV cells that a spreadsheet would run as formulas get a leading ``'`` unless ``csv_escape`` is
+    False (validation.exports.csv_cell); the other formats are never changed.
+    """
     if fmt not in WRITERS:
         raise ValidationFailed([FieldError("format", f"unknown format {fmt!r}; choose {', '.join(WRITERS)}")])
     records = gold_records(project=project, shape=shape)
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:
-        count = WRITERS[fmt](partial, records)
+        count = write_csv(partial, records, escape=csv_escape) if fmt == "csv" else WRITERS[fmt](partial, records)
         partial.replace(target)
     finally:
         partial.unlink(missing_ok=True)
@@ -274,6 +325,8 @@ def label_statements(*, project: Project) -> list[LabelStatement]:
                     label=payload["label"],
                     statement=statement,
                     examples=tuple(payload.get("examples", ())),
+                    domain=payload.get("domain", ""),
+                    text_form=(payload.get("meta") or {}).get("text_form", ""),
                 )
             )
     return found

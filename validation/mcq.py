@@ -1,9 +1,16 @@
-"""IntentGrasp MCQ instances from approved label statements (paper 002, §3).
+"""IntentGrasp MCQ instances from approved label statements (IntentGrasp, paper 002, §3 Stage 3 and
+"IntentGrasp Data Splitting").
 
-For every example text of a label with a gold statement: the options are u = min(10, T) statements
-of the same dataset (T = its distinct statements), every correct one included, the rest drawn from
-the dataset's pool; the draw and the option order come from the seed, so the same seed gives the
-same file.
+One instance per distinct example text of a dataset. A text that is an example of several labels
+has several gold intents: every one of their statements is correct (v > 1, "the number of answer
+v > 1 only when x has multiple correct intents"). The options are u = min(10, T) statements of the
+same dataset (T = its distinct statements): all correct ones, the other u − v drawn from the
+dataset's pool. The draw and the option order come from the seed, so the same seed gives the same
+file. An instance keeps its dataset, domain, text form and label type (``single`` or ``multiple``)
+in ``meta`` and ``context_type``.
+
+``max_per_dataset`` downsamples each dataset at random (seeded) to at most that many instances, as
+the paper's All Set keeps no more than 500 per source dataset.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from dataclasses import dataclass
 from annotation.kinds.intent_mcq import MAX_OPTIONS
 
 QUESTION = "Which statement describes the intent behind this text?"
+#: The text form when neither the label's ``meta.text_form`` nor ``text_forms`` names one.
+DEFAULT_TEXT_FORM = "query"
+TEXT_FORMS = ("query", "dialogue", "monologue")
 
 
 @dataclass(frozen=True)
@@ -24,10 +34,54 @@ class LabelStatement:
     label: str
     statement: str
     examples: tuple[str, ...]
+    domain: str = ""
+    #: ``query``, ``dialogue`` or ``monologue``; empty when the label's item does not say.
+    text_form: str = ""
 
 
-def mcq_instances(labels: Iterable[LabelStatement], *, seed: int) -> Iterator[dict]:
-    """Import records for an ``intent_mcq`` project, in a stable order (dataset, label, example)."""
+@dataclass
+class _Instance:
+    """One context of one dataset with every label it exemplifies, in the order first met."""
+
+    context: str
+    members: list[tuple[LabelStatement, int]]  # (label, example number)
+
+    @property
+    def first(self) -> tuple[LabelStatement, int]:
+        return self.members[0]
+
+
+@dataclass
+class BuildCounts:
+    """What a build left out, for the command's summary."""
+
+    too_many_answers: int = 0
+    downsampled: int = 0
+
+
+def _instances(members: list[LabelStatement]) -> list[_Instance]:
+    by_text: dict[str, _Instance] = {}
+    for member in members:
+        for number, example in enumerate(member.examples):
+            instance = by_text.setdefault(example, _Instance(example, []))
+            if all(m.external_id != member.external_id for m, _ in instance.members):
+                instance.members.append((member, number))
+    return list(by_text.values())
+
+
+def mcq_instances(
+    labels: Iterable[LabelStatement],
+    *,
+    seed: int,
+    max_per_dataset: int | None = None,
+    text_forms: dict[str, str] | None = None,
+    counts: BuildCounts | None = None,
+) -> Iterator[dict]:
+    """Import records for an ``intent_mcq`` project, in a stable order (dataset, label, example).
+
+    ``text_forms`` maps a dataset to its text form where its labels' items do not give one.
+    """
+    counts = counts if counts is not None else BuildCounts()
     by_dataset: dict[str, list[LabelStatement]] = {}
     for label in labels:
         by_dataset.setdefault(label.dataset, []).append(label)
@@ -37,19 +91,50 @@ def mcq_instances(labels: Iterable[LabelStatement], *, seed: int) -> Iterator[di
         size = min(MAX_OPTIONS, len(pool))
         if size < 2:
             continue  # one statement is no question
-        for member in members:
-            for number, example in enumerate(member.examples):
-                rng = random.Random(f"{seed}:{dataset}:{member.external_id}:{number}")
-                # Labels that share a statement are all right: the statement appears once, as correct.
-                distractors = rng.sample([s for s in pool if s != member.statement], size - 1)
-                options = [member.statement, *distractors]
-                rng.shuffle(options)
-                yield {
-                    "external_id": f"{member.external_id}-ex{number + 1}",
-                    "context": example,
-                    "context_type": "query",
-                    "question": QUESTION,
-                    "options": options,
-                    "answers": [options.index(member.statement)],
-                    "meta": {"dataset": dataset, "label": member.label, "built_from": member.external_id, "seed": seed},
-                }
+        instances = _instances(members)
+        if max_per_dataset is not None and len(instances) > max_per_dataset:
+            # Random downsampling per dataset (IntentGrasp "Data Splitting"), the kept ones in their order.
+            keep = set(random.Random(f"{seed}:{dataset}:sample").sample(range(len(instances)), max_per_dataset))
+            counts.downsampled += len(instances) - max_per_dataset
+            instances = [instance for i, instance in enumerate(instances) if i in keep]
+        for instance in instances:
+            record = _record(instance, dataset, pool, size, seed, text_forms or {})
+            if record is None:
+                counts.too_many_answers += 1
+                continue
+            yield record
+
+
+def _record(
+    instance: _Instance, dataset: str, pool: list[str], size: int, seed: int, text_forms: dict[str, str]
+) -> dict | None:
+    first, number = instance.first
+    # Labels that share a statement are all right: the statement appears once, as correct.
+    correct = list(dict.fromkeys(member.statement for member, _ in instance.members))
+    if len(correct) > size:
+        return None  # more correct statements than options: the instance cannot keep them all
+    rng = random.Random(f"{seed}:{dataset}:{first.external_id}:{number}")
+    distractors = rng.sample([s for s in pool if s not in correct], size - len(correct))
+    options = [*correct, *distractors]
+    rng.shuffle(options)
+    labels = [member.label for member, _ in instance.members]
+    given = (first.text_form, text_forms.get(dataset, ""))
+    text_form = next((form for form in given if form in TEXT_FORMS), DEFAULT_TEXT_FORM)
+    return {
+        "external_id": f"{first.external_id}-ex{number + 1}",
+        "context": instance.context,
+        "context_type": text_form,
+        "question": QUESTION,
+        "options": options,
+        "answers": sorted(options.index(statement) for statement in correct),
+        "meta": {
+            "dataset": dataset,
+            "domain": first.domain,
+            "text_form": text_form,
+            "label_type": "multiple" if len(correct) > 1 else "single",
+            "label": " + ".join(labels),
+            "labels": labels,
+            "built_from": [member.external_id for member, _ in instance.members],
+            "seed": seed,
+        },
+    }

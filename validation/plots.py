@@ -1,7 +1,9 @@
-"""Drawing a report's figures as PNG with matplotlib's Agg renderer (no display, no pyplot state).
+"""Drawing a report's figures as SVG with matplotlib (no display, no pyplot state).
 
-Each figure is drawn on its own ``matplotlib.figure.Figure`` attached to a ``FigureCanvasAgg``, so
-nothing global is touched and requests can draw side by side.
+Each figure is drawn on its own ``matplotlib.figure.Figure`` with its own canvas, so nothing global
+is touched and requests can draw side by side. Figures are sized for the width the report page shows
+them at (about 30 rem), with fonts of 10–12 pt at that size, and saved as vector graphics so they
+stay crisp when zoomed or printed.
 """
 
 from __future__ import annotations
@@ -9,57 +11,68 @@ from __future__ import annotations
 import base64
 import io
 import math
+import textwrap
 from typing import Any
 
 from validation.reports.base import Figure
 
-__all__ = ["png", "png_data_uri"]
+__all__ = ["svg", "svg_data_uri"]
 
-WIDTH_IN = 5.2
-DPI = 110
+#: Width in inches; the page shows a figure about this wide, so point sizes are what a person reads.
+WIDTH_IN = 5.0
+TICK_PT, LABEL_PT, TITLE_PT, CELL_PT = 10, 11, 12, 11
+#: Tick labels longer than this wrap onto several lines instead of running off the figure.
+WRAP_CHARS = 14
 
 
-def png(figure: Figure) -> bytes:
-    """The figure as PNG bytes."""
+def svg(figure: Figure) -> str:
+    """The figure as an SVG document."""
     # Imported here: matplotlib costs a noticeable start-up, and only pages with plots need it.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure as MplFigure
 
-    drawing = MplFigure(figsize=(WIDTH_IN, _height(figure)), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(drawing)
+    drawing = MplFigure(figsize=(WIDTH_IN, _height(figure)), layout="constrained")
+    FigureCanvasSVG(drawing)
     axes = drawing.add_subplot()
     {"heatmap": _heatmap, "bars": _bars, "histogram": _histogram}[figure.kind](axes, figure.data)
-    axes.set_title(figure.title, fontsize=10)
-    buffer = io.BytesIO()
-    drawing.savefig(buffer, format="png", metadata={"Software": None})
+    axes.set_title(_wrap(figure.title, 48), fontsize=TITLE_PT)
+    axes.tick_params(labelsize=TICK_PT)
+    buffer = io.StringIO()
+    drawing.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
 
 
-def png_data_uri(figure: Figure) -> str:
-    return "data:image/png;base64," + base64.b64encode(png(figure)).decode("ascii")
+def svg_data_uri(figure: Figure) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg(figure).encode("utf-8")).decode("ascii")
+
+
+def _wrap(text: str, width: int = WRAP_CHARS) -> str:
+    return "\n".join(textwrap.wrap(str(text), width=width, break_long_words=False)) or str(text)
 
 
 def _height(figure: Figure) -> float:
     if figure.kind == "heatmap":
-        return min(5.0, 2.0 + 0.45 * len(figure.data["labels"]))
-    return 3.2
+        return min(5.5, 2.6 + 0.5 * len(figure.data["labels"]))
+    return 3.8
 
 
 def _heatmap(axes: Any, data: dict[str, Any]) -> None:
     counts = data["counts"]
-    labels = data["labels"]
+    labels = [_wrap(label) for label in data["labels"]]
     image = axes.imshow(counts, cmap="Blues", aspect="auto")
-    axes.figure.colorbar(image, ax=axes, shrink=0.8, label="pairs")
-    axes.set_xticks(range(len(labels)), labels=labels, rotation=30, ha="right", fontsize=8)
-    axes.set_yticks(range(len(labels)), labels=labels, fontsize=8)
-    axes.set_xlabel(data["columns"], fontsize=8)
-    axes.set_ylabel(data["rows"], fontsize=8)
+    bar = axes.figure.colorbar(image, ax=axes, shrink=0.8)
+    bar.set_label("pairs", fontsize=LABEL_PT)
+    bar.ax.tick_params(labelsize=TICK_PT)
+    rotate = any(len(label) > 6 for label in data["labels"]) and len(labels) > 3
+    axes.set_xticks(range(len(labels)), labels=labels, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    axes.set_yticks(range(len(labels)), labels=labels)
+    axes.set_xlabel(_wrap(data["columns"], 40), fontsize=LABEL_PT)
+    axes.set_ylabel(_wrap(data["rows"], 28), fontsize=LABEL_PT)
     peak = max((max(row) for row in counts), default=0) or 1
     for i, row in enumerate(counts):
         for j, count in enumerate(row):
-            axes.text(
-                j, i, str(count), ha="center", va="center", fontsize=8, color="white" if count > peak / 2 else "black"
-            )
+            color = "white" if count > peak / 2 else "black"
+            axes.text(j, i, str(count), ha="center", va="center", fontsize=CELL_PT, color=color)
 
 
 def _bars(axes: Any, data: dict[str, Any]) -> None:
@@ -71,11 +84,19 @@ def _bars(axes: Any, data: dict[str, Any]) -> None:
         lower = [0 if v is None or lo is None else v - lo for v, lo in zip(item["values"], item["low"], strict=True)]
         upper = [0 if v is None or hi is None else hi - v for v, hi in zip(item["values"], item["high"], strict=True)]
         axes.bar(xs, values, width=width, label=item["name"], yerr=[lower, upper], capsize=3)
-    axes.set_xticks(range(len(groups)), labels=groups, rotation=20, ha="right", fontsize=8)
+    rotate = len(groups) > 4  # a few groups fit side by side once their labels wrap
+    axes.set_xticks(
+        range(len(groups)),
+        labels=[_wrap(g) for g in groups],
+        rotation=30 if rotate else 0,
+        ha="right" if rotate else "center",
+    )
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_ylim(min(0, *[v for s in series for v in s["low"] if v is not None], 0) - 0.05, 1.05)
+    if data.get("ylabel"):
+        axes.set_ylabel(data["ylabel"], fontsize=LABEL_PT)
     if len(series) > 1:
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=TICK_PT)
 
 
 def _histogram(axes: Any, data: dict[str, Any]) -> None:
@@ -84,6 +105,6 @@ def _histogram(axes: Any, data: dict[str, Any]) -> None:
     bins = min(30, max(5, top + 1))
     for item in series:
         axes.hist(item["values"], bins=bins, range=(0, max(top, 1)), alpha=0.6, label=item["name"])
-    axes.set_xlabel(data["xlabel"], fontsize=8)
-    axes.set_ylabel("pairs", fontsize=8)
-    axes.legend(fontsize=7)
+    axes.set_xlabel(data["xlabel"], fontsize=LABEL_PT)
+    axes.set_ylabel("pairs", fontsize=LABEL_PT)
+    axes.legend(fontsize=TICK_PT)

@@ -212,7 +212,9 @@ class _Collector:
                 "items": np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64),
                 "suffixes": suffixes,
                 "raters": np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.intp),
-                "values": _value_array([v for p in parts for v in p[2]], kind_name, dimension.name),
+                "values": _value_array(
+                    [v for p in parts for v in p[2]], kind_name, dimension.name, categories=dimension.categories
+                ),
                 "visible": np.concatenate([p[4] for p in parts]) if parts else np.zeros(0, dtype=np.int8),
             }
 
@@ -275,7 +277,12 @@ def judge_rater_name(run_id: int) -> str:
     return f"{JUDGE_PREFIX}{run_id}"
 
 
-def _value_array(values: list[Any], kind: str, dimension: str) -> npt.NDArray[Any]:
+def _value_array(values: list[Any], kind: str, dimension: str, *, categories: Sequence[Any] = ()) -> npt.NDArray[Any]:
+    if not values:
+        # No ratings yet (e.g. statements written, none reviewed): an empty column of the kind the
+        # categories are, so that coding it against them finds no mix of strings and numbers.
+        textual = any(isinstance(category, str) for category in categories)
+        return np.asarray([], dtype=object if textual else float)
     types = set(map(type, values))
     if bool in types or np.bool_ in types:
         raise ValueError(BOOLEAN_RATING.format(kind=kind, dimension=dimension))

@@ -69,16 +69,16 @@ def project_report(*, project: Project, parameters: ReportParameters) -> Report:
 
 
 def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
-    """Each figure with its PNG as a data URI (cached with the report's inputs and parameters)."""
-    from validation.plots import png_data_uri  # matplotlib loads only where a page shows plots
+    """Each figure with its SVG as a data URI (cached with the report's inputs and parameters)."""
+    from validation.plots import svg_data_uri  # matplotlib loads only where a page shows plots
 
     parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
     out = []
     for figure in report.figures:
-        key = f"concord:figure:{report.project}:{report.inputs_sha256[:32]}:{parameters}:{figure.key}"
+        key = f"concord:figure-svg:{report.project}:{report.inputs_sha256[:32]}:{parameters}:{figure.key}"
         uri = cache.get(key)
         if uri is None:
-            uri = png_data_uri(figure)
+            uri = svg_data_uri(figure)
             cache.set(key, uri, CACHE_SECONDS)
         out.append((figure, uri))
     return out

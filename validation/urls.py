@@ -1,8 +1,15 @@
 from django.urls import path
 
-from validation import views
+from validation import evaluation_views, views
 
 urlpatterns = [
+    path("p/<slug:slug>/evaluations/<str:name>/", evaluation_views.evaluation_page, name="evaluation"),
+    path(
+        "p/<slug:slug>/evaluations/<str:name>/download.<str:fmt>",
+        evaluation_views.evaluation_download,
+        name="evaluation_download",
+    ),
+    path("p/<slug:slug>/evaluations/<str:name>/freeze/", evaluation_views.evaluation_freeze, name="evaluation_freeze"),
     path("p/<slug:slug>/report/", views.report, name="report"),
     path("p/<slug:slug>/report/download.<str:fmt>", views.report_download, name="report_download"),
     path("p/<slug:slug>/report/freeze/", views.report_freeze, name="report_freeze"),

@@ -17,11 +17,17 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotation.access import project_access
 from annotation.models import Project, Role
 from validation.models import ReportSnapshot
-from validation.reports import ReportParameters, Table, UnknownJudgeRun
+from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
+from validation.report_queue import report_job
+from validation.reports import Report, ReportParameters, Table, UnknownJudgeRun
 from validation.selectors import project_report, project_snapshots, report_figures
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
 NOT_A_RESEARCHER = "Only the project's researchers can read its agreement report."
+STILL_COMPUTING = (
+    "The report with these parameters is still being computed in the background; "
+    "open the report page and try again once it shows."
+)
 MAX_RESAMPLES = 10_000
 DOWNLOADS = {
     "md": ("text/markdown; charset=utf-8", "md"),
@@ -99,7 +105,14 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     parameters = _parameters(form)
     if parameters is not None:
         try:
-            result = project_report(project=project, parameters=parameters)
+            if needs_worker(parameters):
+                # Too many resamples for one request: a worker computes them; this page polls.
+                job = report_job(project=project, parameters=parameters, retry="retry" in request.GET)
+                if job.status != DONE:
+                    return _report_pending(request, project, parameters, job)
+                result = job.result
+            else:
+                result = project_report(project=project, parameters=parameters)
         except UnknownJudgeRun as exc:
             form.add_error("judge", exc.message)
         else:
@@ -107,6 +120,34 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     context["snapshots"] = project_snapshots(project=project)[:20]
     template = "validation/report.html#report-body" if request.htmx else "validation/report.html"
     return render(request, template, context)
+
+
+def _report_pending(
+    request: HttpRequest, project: Project, parameters: ReportParameters, job: JobState
+) -> HttpResponse:
+    """The "computing…" body that polls until the worker is done, or the failure with a retry link."""
+    query = request.GET.copy()
+    for name in ("retry", "now"):
+        query.pop(name, None)
+    context = {
+        "project": project,
+        "parameters": parameters,
+        "job": job,
+        "failed": job.status == FAILED,
+        "cap": request_bootstrap_max(),
+        "poll_query": query.urlencode(),
+    }
+    if request.htmx:
+        return render(request, "validation/_report_job.html", context)
+    return render(request, "validation/report_job.html", context)
+
+
+def _current_report(project: Project, parameters: ReportParameters) -> Report | None:
+    """The report for a download or a freeze: computed here, or the worker's when it is done (else None)."""
+    if not needs_worker(parameters):
+        return project_report(project=project, parameters=parameters)
+    job = report_job(project=project, parameters=parameters)
+    return job.result if job.status == DONE else None
 
 
 def _download(text: str, fmt: str, filename: str) -> HttpResponse:
@@ -125,9 +166,11 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if parameters is None:
         return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
     try:
-        result = project_report(project=project, parameters=parameters)
+        result = _current_report(project, parameters)
     except UnknownJudgeRun as exc:
         return HttpResponse(exc.message, status=400, content_type="text/plain")
+    if result is None:
+        return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
     return _download(render_report(result, fmt), fmt, f"{project.slug}-agreement")
 
 
@@ -145,7 +188,9 @@ def report_freeze(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
     try:
         # The cached report for these parameters is the one on screen: freeze exactly that.
-        current = project_report(project=project, parameters=parameters)
+        current = _current_report(project, parameters)
+        if current is None:
+            return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
         snapshot = report_snapshot_create(
             project=project,
             parameters=parameters,

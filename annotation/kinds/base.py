@@ -18,15 +18,18 @@ or an item plus a suffix when one value rates several things (IPQA rates each ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
 import fastjsonschema
+from django.conf import settings
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
+from annotation import jsonsafe
 from annotation.errors import FieldError
 
 TEXT = {"type": "string", "minLength": 1}
@@ -99,6 +102,37 @@ def describe_schema_error(error: SchemaError) -> str:
     return error.message
 
 
+# -- errors in the annotator's words: the web form's version of a FieldError ---------------------
+MISSING_FIELDS = re.compile(r"^missing required fields? (.+)$")
+PATH_PART = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: capital first letter, closing period."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else f"{text}."
+
+
+def join_words(words: Sequence[str]) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    words = [w for w in words if w]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}" if words else ""
+
+
+def value_path(field: str) -> list[str | int] | None:
+    """The parts of a value's field path (``value.intents[1].core`` gives ``['intents', 1, 'core']``);
+    None for a field outside the value (the skip reason)."""
+    parts: list[str | int] = [
+        name if name is not None and name != "" else int(index) for name, index in PATH_PART.findall(field)
+    ]
+    if not parts or parts[0] != "value":
+        return None
+    return parts[1:]
+
+
 @dataclass(frozen=True)
 class RatingDimension:
     """One dimension agreement is measured on: a CoPA factor, an IPQA label, a verdict.
@@ -135,6 +169,20 @@ class DimensionColumn:
     rows: Sequence[int]
     values: Sequence[Any]
     suffixes: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class ValueLine:
+    """One judgement in a value, as a person reads it (a row when raters are shown side by side).
+
+    ``key`` names the judgement, so the same judgement in two raters' values lines up; free text
+    (comments, notes) is shown but never makes raters differ.
+    """
+
+    key: str
+    label: str
+    text: str
+    free_text: bool = False
 
 
 class TaskKind:
@@ -195,6 +243,11 @@ class TaskKind:
 
     def check_value(self, value: Any, *, payload: dict, prefix: str = "value") -> list[FieldError]:
         """Every problem with an annotation value given its item's payload."""
+        # One answer's size and JSON safety first (CONCORD_MAX_ANSWER_BYTES): shared by web, API and imports.
+        unsafe = jsonsafe.value_problem(value, limit=settings.CONCORD_MAX_ANSWER_BYTES)
+        if unsafe is not None:
+            inside, message = unsafe
+            return [FieldError(jsonsafe.join_path(prefix, inside), message)]
         errors = self._schema_errors(self._value_fast, self.explain_value, value, prefix)
         return errors or [
             FieldError(field_path([e.field] if e.field else [], prefix), e.message)
@@ -225,8 +278,8 @@ class TaskKind:
             if cell.strip() == "":
                 return [] if kind == "array" else {}
             try:
-                return json.loads(cell)
-            except json.JSONDecodeError as exc:
+                return jsonsafe.loads(cell, path=field)
+            except jsonsafe.NotJSON as exc:
                 raise ValueError(f"must hold JSON ({kind}) in this CSV cell: {exc.msg} at char {exc.pos}") from None
         if kind == "integer":
             try:
@@ -299,7 +352,69 @@ class TaskKind:
         """The item and its gold value in the benchmark's own published shape."""
         return {"id": external_id, **payload, "gold": gold}
 
+    def value_lines(self, value: dict, payload: dict) -> list[ValueLine]:
+        """A value as a person reads it, one line per judgement: what experts compare side by side.
+
+        Default: each rating named by its dimension (and the part of the item it rates), with the
+        category's name, then the free-text fields. Kinds whose ratings do not tell the whole value
+        (chosen options, a written statement) say it their own way.
+        """
+        dimensions = {d.name: d for d in self.rating_dimensions}
+        lines = []
+        for suffix, name, rating in self.value_ratings(value, payload):
+            dimension = dimensions.get(name)
+            title = dimension.title if dimension else name
+            text = dimension.category_label(rating) if dimension else str(rating)
+            if dimension and dimension.level == "ordinal" and text != str(rating):
+                text = f"{rating} {text}"  # an ordered scale reads with its number, as the form shows it
+            lines.append(ValueLine(f"{name}:{suffix}", f"{suffix} · {title}" if suffix else title, text))
+        for name in self.free_text_fields:
+            if value.get(name):
+                lines.append(ValueLine(name, name.replace("_", " ").capitalize(), str(value[name]), free_text=True))
+        return lines
+
     # -- the annotator's form ---------------------------------------------------------------------
+    #: How the form names the value's fields ("verdict": "Pass or Fail"); others read as their names.
+    field_words: ClassVar[dict[str, str]] = {}
+    #: What to ask of a person who left a field out, where "choose ..." does not fit.
+    field_prompts: ClassVar[dict[str, str]] = {}
+    #: The verb for choices left out ("choose Expressed and Core"; CoPA "score ...").
+    missing_verb: ClassVar[str] = "choose"
+
+    def field_label(self, path: Sequence[str | int]) -> str:
+        """How the form names the field at ``path`` (see ``value_path``); '' for the whole answer."""
+        words: list[str] = []
+        for part in path:
+            if isinstance(part, int):
+                words[-1:] = [f"{words[-1] if words else 'Entry'} {part + 1}"]
+            else:
+                words.append(self.field_words.get(part, part.replace("_", " ").capitalize()))
+        return ", ".join(words)
+
+    def friendly_error(self, error: FieldError) -> str:
+        """One problem with a submitted form in the annotator's words ("Intent 2: choose Expressed
+        and Core."), for pages only: the API and imports keep the precise ``str(error)``."""
+        path = value_path(error.field)
+        if path is None:
+            return sentence(error.message)
+        where = self.field_label(path)
+        missing = MISSING_FIELDS.match(error.message)
+        if missing:
+            names = re.findall(r"'([^']*)'", missing.group(1))
+            chosen = [self.field_label([*path, n]).rsplit(", ", 1)[-1] for n in names if n not in self.field_prompts]
+            asks = [f"{self.missing_verb} {join_words(chosen)}"] if chosen else []
+            asks += [self.field_prompts[n] for n in names if n in self.field_prompts]
+            problem = join_words(asks)
+        elif error.message == "must not be empty":
+            problem = self.field_prompts.get(str(path[-1]) if path else "", "fill this in")
+        elif error.message.startswith("needs at least"):
+            problem = "choose at least one"
+        elif error.message.startswith(("must be one of", "must be of type", "must be at ")):
+            problem = "choose one of the answers offered"
+        else:
+            problem = error.message
+        return sentence(f"{where}: {problem}" if where else problem)
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         """The value a submitted form (a QueryDict) describes. No checks here: ``check_value`` judges
         it, so a crafted request is refused by the same rules as the form."""

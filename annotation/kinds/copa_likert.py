@@ -56,6 +56,8 @@ class CopaLikert(TaskKind):
             "question": TEXT,
             "response": TEXT,
             "response_source": TEXT,
+            # The accepted and the top-voted response of one question share a pair id (CoPA pairs them).
+            "pair_id": TEXT,
             "meta": META,
         },
         required=["profile", "question", "response", "response_source"],
@@ -95,6 +97,14 @@ class CopaLikert(TaskKind):
             "profile": payload["profile"],
             **{code: gold["scores"][code] for code in FACTORS},
         }
+
+    missing_verb = "score"
+
+    def field_label(self, path: Sequence[str | int]) -> str:
+        # The form shows the factors by name, and the scores as the whole form.
+        if list(path[:1]) == ["scores"]:
+            return f"{FACTORS[path[1]][0]} ({path[1]})" if len(path) > 1 and path[1] in FACTORS else ""
+        return super().field_label(path)
 
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         scores = without_none({code: form_int(data.get(code)) for code in FACTORS})

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, TEXT, RatingDimension, TaskKind, form_int, object_schema
+from annotation.kinds.base import META, TEXT, RatingDimension, TaskKind, ValueLine, form_int, object_schema
 
 MAX_OPTIONS = 10
 OPTION_INDEX = {"type": "integer", "minimum": 0, "maximum": MAX_OPTIONS - 1}
@@ -75,6 +75,8 @@ class IntentMcq(TaskKind):
             "human_f1": instance_f1(gold["chosen"], payload["answers"]),
         }
 
+    field_words = {"chosen": "Options"}
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         return {"chosen": [form_int(text) for text in data.getlist("chosen")]}
 
@@ -89,6 +91,14 @@ class IntentMcq(TaskKind):
 
     def gold_score(self, value: dict, gold: dict) -> float:
         return instance_f1(value["chosen"], gold["chosen"])
+
+    def value_lines(self, value: dict, payload: dict) -> list[ValueLine]:
+        # One line per option, numbered from 1 as the form numbers them (values store 0-based indices).
+        chosen = set(value.get("chosen", ()))
+        return [
+            ValueLine(f"option:{i}", f"{i + 1}. {text}", "chosen" if i in chosen else "—")
+            for i, text in enumerate(payload["options"])
+        ]
 
     def example_payload(self) -> dict:
         return {

@@ -5,7 +5,7 @@ LLM-proposed intent twice: is it *expressed* in question + narrative, and is it 
 by the selected answer (users satisfice: the answer they chose shows which intents they put first).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from annotation.errors import FieldError
@@ -99,6 +99,16 @@ class IpqaCoreIntent(TaskKind):
             "expressed_intents": [j["intent"] for j in judged if j["expressed"]],
             "core_intents": [j["intent"] for j in judged if j["core"]],
         }
+
+    field_words = {"expressed": "Expressed", "core": "Core", "missing_intent": "Missing intent"}
+
+    def field_label(self, path: Sequence[str | int]) -> str:
+        # Candidate intents are numbered on the form from 1; their two questions are named in the message.
+        if list(path[:1]) == ["intents"]:
+            if len(path) < 2 or not isinstance(path[1], int):
+                return ""
+            return ", ".join([f"Intent {path[1] + 1}", *(self.field_words.get(str(p), str(p)) for p in path[2:])])
+        return super().field_label(path)
 
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         intents = []

@@ -19,6 +19,7 @@ from annotation.kinds.base import (
     TEXT_LIST,
     RatingDimension,
     TaskKind,
+    ValueLine,
     object_schema,
     without_none,
 )
@@ -52,6 +53,20 @@ FORM_FIELDS = {
     "review": ("statement", "author", "verdict", "note"),
 }
 ACTIONS = {"write": WRITE, "cannot_contextualize": CANNOT, "review": REVIEW}
+ACTION_NAMES = {
+    "write": "wrote a statement",
+    "cannot_contextualize": "cannot be contextualized",
+    "review": "reviewed a statement",
+}
+#: The value's fields as an expert reads them side by side (value_lines).
+LINE_FIELDS = (
+    ("statement", "Statement"),
+    ("author", "Statement by"),
+    ("verdict", "Review verdict"),
+    ("reason", "Why it cannot be"),
+    ("note", "Note"),
+    ("comment", "Comment"),
+)
 
 
 def statement_problems(statement: str) -> list[str]:
@@ -148,6 +163,13 @@ class LabelContextualization(TaskKind):
             "contextualizable": gold["action"] != "cannot_contextualize",
         }
 
+    field_words = {"statement": "Intent statement", "reason": "Why it cannot be contextualized", "note": "Note"}
+    field_prompts = {
+        "statement": "write the intent statement, or choose “This label cannot be contextualized”",
+        "reason": "say why this label cannot be contextualized",
+        "verdict": "choose Accept or Ask for revision",
+    }
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         action = data.get("action") or None
         fields = FORM_FIELDS.get(action, ())
@@ -160,6 +182,13 @@ class LabelContextualization(TaskKind):
             if peer["value"].get("action") == "write"
         ]
         return {"peer_statements": statements, "action": (value or {}).get("action", "write")}
+
+    def value_lines(self, value: dict, payload: dict) -> list[ValueLine]:
+        lines = [ValueLine("action", "Action", ACTION_NAMES.get(value.get("action", ""), str(value.get("action"))))]
+        for name, label in LINE_FIELDS:
+            if value.get(name):
+                lines.append(ValueLine(name, label, str(value[name]), free_text=name in self.free_text_fields))
+        return lines
 
     def peers_visible_to(self, roles: set[str]) -> bool:
         return "expert" in roles  # reviewers accept or revise other people's statements

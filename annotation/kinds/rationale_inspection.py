@@ -104,6 +104,8 @@ class RationaleInspection(TaskKind):
             "failure_categories": gold.get("failure_categories", []),
         }
 
+    field_words = {"verdict": "Pass or Fail", "failure_categories": "Why it fails"}
+
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
         return without_none(
             {

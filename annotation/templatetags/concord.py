@@ -1,6 +1,9 @@
 """Template helpers: Markdown rendered safely, and small lookups the kind forms need."""
 
 import functools
+import re
+import secrets
+import threading
 
 import markdown as markdown_lib
 import nh3
@@ -23,6 +26,130 @@ def markdown_safe(text: str) -> str:
     but a shared project must not let one person's text run script in another's browser)."""
     html = markdown_lib.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
     return mark_safe(nh3.clean(html, tags=ALLOWED_TAGS, link_rel="noopener noreferrer nofollow"))  # noqa: S308
+
+
+# -- item text: Markdown and TeX, as question-and-answer sites show them --------------------------
+
+# Item text may carry a little more than guidelines; never images (a page must not fetch what an item names).
+ITEM_TAGS = ALLOWED_TAGS | {"sub", "sup", "del", "s", "kbd", "div"}
+# What Markdown must not touch: code (kept as written) and TeX, found in this order at each place.
+TEXT_PARTS = re.compile(
+    r"(?P<code>```.*?```|`[^`\n]+`)"
+    r"|(?P<display>\$\$.+?\$\$|\\\[.+?\\\])"
+    r"|(?P<inline>\\\(.+?\\\)|(?<![\\$\w])\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$(?![\w$]))",
+    re.DOTALL,
+)
+# Text without any of these is plain: escaped and broken into paragraphs without running Markdown.
+MARKUP = re.compile(r"[\\`*_#\[\]<>|&$~]|^\s*(?:[-+=]|\d+[.)])(?:\s|$)", re.MULTILINE)
+MATH_SPAN = '<span class="math math-{}" data-math>{}</span>'
+ITEM_TEXT_CACHE = 4096
+
+
+@register.filter
+def item_text(text) -> str:
+    """An item's text as its source site shows it: Markdown made safe, TeX left for KaTeX.
+
+    TeX (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is taken out before Markdown, which would
+    read its underscores and backslashes as markup, and put back as ``<span data-math>`` holding the
+    escaped source; ``concord/math.js`` renders those spans. A single ``$`` opens math only before a
+    non-space and closes it only after one, not before a digit, so prices ("$5 and $10") stay text.
+    """
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    return mark_safe(_item_text(text))  # noqa: S308 - sanitised by nh3; math spans hold escaped text
+
+
+_local = threading.local()
+
+
+def _item_markdown() -> markdown_lib.Markdown:
+    """One converter per thread, reset before each use: building one costs more than converting an item."""
+    if not hasattr(_local, "markdown"):
+        _local.markdown = markdown_lib.Markdown(extensions=["tables", "fenced_code", "sane_lists", "nl2br"])
+    return _local.markdown
+
+
+@functools.lru_cache(maxsize=ITEM_TEXT_CACHE)  # an item is shown to k annotators, and again on each error
+def _item_text(text: str) -> str:
+    if not MARKUP.search(text):
+        paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+        return "".join(f"<p>{escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+    nonce = secrets.token_hex(6)
+    maths: list[tuple[str, str]] = []
+
+    def protect(match: re.Match) -> str:
+        if match.group("code"):
+            return match.group(0)
+        display = match.group("display") is not None
+        source = match.group(0)
+        body = source[2:-2]
+        if not display and source.startswith("$"):
+            body = source[1:-1]
+        maths.append((MATH_SPAN.format("display" if display else "inline", escape(body)), escape(source)))
+        return f"KTX{nonce}N{len(maths) - 1}X"
+
+    html = _item_markdown().reset().convert(TEXT_PARTS.sub(protect, text))
+    html = nh3.clean(html, tags=ITEM_TAGS, link_rel="noopener noreferrer nofollow")
+    placeholder = re.compile(f"KTX{nonce}N(\\d+)X")
+    # Math becomes a span only in text; inside a tag (a link's address) it goes back as the escaped source.
+    out = []
+    for part in re.split(r"(<[^>]*>)", html):
+        which = 1 if part.startswith("<") else 0
+        out.append(placeholder.sub(lambda m, which=which: maths[int(m.group(1))][which], part))
+    return "".join(out)
+
+
+# -- answers as a short line (history) ----------------------------------------------------------
+
+ANSWER_SUMMARY_CHARS = 240
+
+
+@register.simple_tag
+def answer_summary(kind, value, payload, limit: int = ANSWER_SUMMARY_CHARS) -> str:
+    """A stored answer on one line, as the kind reads it ("Cognitive Trust: 2 Full · …"), cut at
+    ``limit`` characters; options not chosen are left out. Escaped by the template engine."""
+    if not isinstance(value, dict):
+        return ""
+    lines = [f"{line.label}: {line.text}" for line in kind.value_lines(value, payload or {}) if line.text != "—"]
+    text = " · ".join(lines)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# -- the annotator's pace as a bar chart (no plotting library: a few rectangles) ----------------
+
+PACE_BAR = (
+    '<rect x="{x}" y="{y}" width="{w}" height="{h}" class="pace-bar">'
+    "<title>{day}: {items} item{plural}{seconds}</title></rect>"
+)
+
+
+@register.simple_tag
+def pace_chart(pace, height: int = 120, bar: int = 14, gap: int = 4) -> str:
+    """Items per day as an inline SVG bar chart; every bar carries its numbers as a tooltip, and the
+    page's table says the same for screen readers."""
+    busiest = pace.busiest or 1
+    bars = []
+    for index, day in enumerate(pace.days):
+        h = round(height * day.items / busiest) if day.items else 0
+        seconds = f", median {day.median_seconds:.0f} s" if day.median_seconds is not None else ""
+        bars.append(
+            PACE_BAR.format(
+                x=index * (bar + gap),
+                y=height - h,
+                w=bar,
+                h=max(h, 1),
+                day=escape(day.day.isoformat()),
+                items=day.items,
+                plural="" if day.items == 1 else "s",
+                seconds=seconds,
+            )
+        )
+    width = len(pace.days) * (bar + gap)
+    label = escape(f"Items per day over the last {len(pace.days)} days; the busiest day had {pace.busiest}.")
+    return mark_safe(  # noqa: S308 - numbers and escaped text only
+        f'<svg class="pace-chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="{label}">{"".join(bars)}</svg>'
+    )
 
 
 @register.filter

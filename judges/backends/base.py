@@ -86,6 +86,8 @@ class JudgeBackend:
     #: Chunks of GPU backends go to the Celery queue "gpu" (settings.CELERY_TASK_ROUTES).
     gpu: ClassVar[bool] = False
     needs_model: ClassVar[bool] = True
+    #: Backends that call a server name one of the operator's endpoints (judges.endpoints).
+    needs_endpoint: ClassVar[bool] = False
     #: Items per chunk (one Celery task) unless JUDGE_CHUNK_SIZE says otherwise.
     chunk_size: ClassVar[int] = 100
 

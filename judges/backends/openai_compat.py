@@ -10,7 +10,6 @@ counted on the suggestion.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Coroutine
@@ -18,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import openai
-from django.conf import settings
 
 from judges.backends.base import FAILED, GAVE_UP, OK, SKIPPED, UNAVAILABLE, CallOptions, JudgeBackend, Outcome
+from judges.endpoints import UnknownEndpoint, get_endpoint
 from judges.errors import BackendMisconfigured, BackendRejected, BackendUnavailable, JudgeOutputInvalid
 from judges.models import Judge
 from judges.prompting import JudgeRequest, Prompt
@@ -29,16 +28,8 @@ from judges.prompting import JudgeRequest, Prompt
 RETRIED_STATUSES = {408, 409}
 #: Statuses that mean every request of the run will fail alike: wrong key, no access, no such model.
 MISCONFIGURED_STATUSES = {401, 403, 404}
-#: A `vllm serve` started without --api-key accepts any key, but the client insists on one.
-NO_KEY = "EMPTY"
 CUT_OFF = "the answer was cut off at max_tokens ({max_tokens}); "
 T = TypeVar("T")
-
-
-def api_key(judge: Judge) -> str:
-    if judge.api_key_env:
-        return os.environ.get(judge.api_key_env, "") or NO_KEY
-    return settings.OPENAI_API_KEY or NO_KEY
 
 
 def retry_after(exc: openai.APIStatusError) -> float | None:
@@ -81,6 +72,7 @@ def run_coroutine(work: Coroutine[Any, Any, T]) -> T:
 class OpenAIBackend(JudgeBackend):
     name = "openai"
     label = "OpenAI-compatible server"
+    needs_endpoint = True
 
     def complete(
         self,
@@ -97,9 +89,15 @@ class OpenAIBackend(JudgeBackend):
     async def _complete_all(
         self, requests: list[JudgeRequest], *, judge: Judge, prompt: Prompt, options: CallOptions, stop: threading.Event
     ) -> list[Outcome]:
+        try:
+            # Defence in depth: the services accept configured names only, but a worker still refuses a
+            # judge row naming anything else, so no request ever leaves for an unconfigured host.
+            endpoint = get_endpoint(judge.endpoint)
+        except UnknownEndpoint as exc:
+            raise BackendMisconfigured(str(exc)) from None
         client = openai.AsyncOpenAI(
-            base_url=judge.base_url or settings.OPENAI_BASE_URL or None,
-            api_key=api_key(judge),
+            base_url=endpoint.base_url or None,
+            api_key=endpoint.api_key(),
             max_retries=0,
             timeout=options.timeout,
         )

@@ -12,9 +12,11 @@
     var button = document.getElementById("submit-button");
     if (button) button.click();
   }
+  // Focus lands on the first control without scrolling: the item's text stays at the top of the page,
+  // read first. Errors are the exception: they are brought into view.
   function focusFirst(root) {
-    var target = (root || document).querySelector("#form-errors, [data-row] input, [data-question] input, input[name=verdict], .mcq input, textarea, input:not([type=hidden])");
-    if (target) target.focus({ preventScroll: false });
+    var target = (root || document).querySelector("#form-errors, [data-row] input, [data-question] input, input[name=verdict], .mcq input, [data-action-choice] input:checked, textarea, input:not([type=hidden])");
+    if (target) target.focus({ preventScroll: target.id !== "form-errors" });
   }
 
   // CoPA: 0-2 score the focused row and move to the next; Enter submits once all six are set.
@@ -135,9 +137,19 @@
     if (handled) event.preventDefault();
   });
 
+  // Label contextualization: only the box of the chosen action shows (statement, or why it cannot be).
+  function syncAction() {
+    var chosen = document.querySelector("[data-action-choice] input:checked");
+    if (!chosen) return;
+    Array.prototype.forEach.call(document.querySelectorAll("[data-when-action]"), function (box) {
+      box.hidden = box.getAttribute("data-when-action") !== chosen.value;
+    });
+  }
+
   document.addEventListener("change", function (event) {
     var row = event.target.closest("[data-intent-row]");
     if (row) syncCore(row);
+    if (event.target.closest("[data-action-choice]")) syncAction();
   });
   document.addEventListener("input", function (event) {
     if (event.target.matches("[data-statement]")) checkStatement(event.target);
@@ -145,6 +157,7 @@
 
   function ready(root) {
     Array.prototype.forEach.call(document.querySelectorAll("[data-intent-row]"), syncCore);
+    syncAction();
     var area = document.querySelector("[data-statement]");
     if (area) checkStatement(area);
     focusFirst(root);

@@ -10,7 +10,8 @@ from django.core.management.base import CommandError
 from annotation.errors import ImportRejected
 from annotation.importing import import_annotations, import_items
 from annotation.kinds import get_kind
-from annotation.models import Annotation, Item
+from annotation.models import Annotation, Item, Role
+from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
 
 pytestmark = pytest.mark.django_db
@@ -220,8 +221,9 @@ class AnnotationImportTests:
         value = {"scores": {**COPA.example_value()["scores"], "CT": ct}}
         return json.dumps({"rater": rater, "external_id": f"copa_likert-{number:07d}", "value": value, **extra})
 
-    def test_labels_are_stored_and_linked_to_accounts(self, project, tmp_path, make_user):
+    def test_labels_are_stored_and_linked_to_member_accounts(self, project, tmp_path, make_user):
         user = make_user("ann1")
+        membership_add(project=project, user=user, role=Role.ANNOTATOR)
         path = write_lines(tmp_path / "a.jsonl", [self.label("ann1", 0), self.label("outside-rater", 1)])
         assert import_annotations(project=project, path=path).imported == 2
         by_rater = {a.rater: a for a in Annotation.objects.all()}

@@ -6,9 +6,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from annotation.assignments import assignment_claim_next, assignment_submit
 from annotation.kinds import get_kind
 from annotation.models import ImportJob, Item, Role
-from annotation.services import annotation_submit, membership_add
+from annotation.services import membership_add
 from annotation.synthetic import synthetic_records
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +69,8 @@ class HomeTests:
         for record in synthetic_records(COPA, 4):
             external_id = record.pop("external_id")
             Item.objects.create(project=project, external_id=external_id, payload=record)
-        annotation_submit(item=Item.objects.first(), user=people["ann1"], value=COPA.example_value())
+        held = assignment_claim_next(project=project, user=people["ann1"])
+        assignment_submit(assignment=held, value=COPA.example_value())
         client.force_login(people["ann1"])
         rows = client.get(reverse("home")).context["rows"]
         assert [(r.project.slug, r.roles, r.my_done, r.my_target, r.items_complete) for r in rows] == [

@@ -69,9 +69,10 @@ class WorkspaceTests:
     @pytest.mark.parametrize(
         ("data", "message"),
         [
-            ({**SCORES, "CT": "3"}, "value.scores.CT: must be one of 0, 1, 2, got 3"),
-            ({k: v for k, v in SCORES.items() if k != "MS"}, "value.scores: missing required field 'MS'"),
-            ({**SCORES, "SA": "two"}, "value.scores.SA: must be of type integer"),
+            # The page says it in the annotator's words; the API keeps the field paths (tests/api).
+            ({**SCORES, "CT": "3"}, "Cognitive Trust (CT): choose one of the answers offered."),
+            ({k: v for k, v in SCORES.items() if k != "MS"}, "Score Metacognitive Scaffolding (MS)."),
+            ({**SCORES, "SA": "two"}, "Situational Anchoring (SA): choose one of the answers offered."),
         ],
     )
     def test_crafted_values_are_refused_with_4xx_and_nothing_stored(self, client, copa, data, message):

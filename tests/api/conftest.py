@@ -1,11 +1,12 @@
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from accounts.services import api_token_create
 
 
 def client_for(user=None) -> APIClient:
-    """An API client authenticated with the user's token (anonymous without a user)."""
+    """An API client authenticated with a new token of the user (anonymous without a user)."""
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        _, key = api_token_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client

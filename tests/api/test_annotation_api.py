@@ -1,6 +1,7 @@
 """REST API: who may do what, and a bad write stores nothing."""
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from annotation.importing import import_items
 from annotation.kinds import get_kind
@@ -23,6 +24,10 @@ def world(make_project, make_user, tmp_path):
     membership_add(project=main, user=people["ann2"], role=Role.ANNOTATOR)
     membership_add(project=main, user=people["res"], role=Role.RESEARCHER)
     membership_add(project=other, user=people["stranger"], role=Role.RESEARCHER)
+    # res may create projects (see tests/api/test_project_api.py for who may not).
+    people["res"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="annotation", codename="add_project")
+    )
     return main, people
 
 
@@ -142,6 +147,6 @@ class HappyPathTests:
 
     def test_token_endpoint_and_schema(self, world):
         response = client_for().post("/api/token/", {"username": "ann1", "password": "pw-for-tests-1"})
-        assert response.status_code == 200 and len(response.json()["token"]) == 40
+        assert response.status_code == 200 and len(response.json()["token"]) == 64  # hex of 32 random bytes
         schema = client_for().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
         assert schema.status_code == 200 and "/api/projects/{slug}/assignments/next/" in schema.json()["paths"]

@@ -4,9 +4,9 @@ import pytest
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from schemathesis.openapi import from_wsgi
 
+from accounts.services import api_token_create
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Role
@@ -27,7 +27,7 @@ def tokens(make_project, make_user, tmp_path):
     for name, role in (("res", Role.RESEARCHER), ("ann", Role.ANNOTATOR)):
         user = make_user(name)
         membership_add(project=project, user=user, role=role)
-        found[name] = Token.objects.create(user=user).key
+        found[name] = api_token_create(user=user)[1]
     return found
 
 
@@ -36,10 +36,12 @@ def test_no_operation_answers_500(tokens, who):
     schema = from_wsgi("/api/schema/", get_wsgi_application())
     failures: list[str] = []
     # Starting judge runs is left out: a generated base URL would send requests off this machine.
+    # Revoking the token would leave the rest of the run unauthenticated.
+    left_out = {"POST /api/projects/{slug}/runs/", "DELETE /api/token/"}
     operations = [
         operation
         for operation in (result.ok() for result in schema.get_all_operations())
-        if operation.label != "POST /api/projects/{slug}/runs/"
+        if operation.label not in left_out
     ]
     assert len(operations) >= 12
     for operation in operations:

@@ -49,7 +49,9 @@ def browser():
 
 @pytest.fixture
 def page(browser, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # Playwright's wait_for_function evaluates strings, which the Content-Security-Policy forbids;
+    # test_content_security_policy.py checks the policy in a context of its own.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page

@@ -17,7 +17,7 @@ def judged(one_item_project):
         project = one_item_project("copa_likert")
         project.suggestion_exposure = exposure
         project.save(update_fields=["suggestion_exposure"])
-        run = judge_run_start(judge=judge_create(kind="copa_likert", backend="baseline"), project=project)
+        run = judge_run_start(judge=judge_create(project=project, backend="baseline"), project=project)
         judge_run_dispatch(run_id=run.pk)  # tasks run in-process here: the run is done on return
         assert Suggestion.objects.filter(run__project=project, status="ok").count() == 1
         return project

@@ -8,6 +8,7 @@ import pytest
 
 from annotation.kinds import get_kind
 from annotation.models import Item, Project
+from annotation.services import project_create
 from judges.fake_server import FakeLLMServer
 from judges.models import Judge
 from judges.services import judge_get_or_create
@@ -37,8 +38,10 @@ def _eager_retries():
 
 
 @pytest.fixture
-def llm_server():
+def llm_server(settings):
+    """The scripted server, configured as the default endpoint (judges name endpoints, never URLs)."""
     with FakeLLMServer() as server:
+        settings.OPENAI_BASE_URL = server.base_url
         yield server
 
 
@@ -62,10 +65,14 @@ def add_items(project: Project, count: int, *, start: int = 0, change=None) -> l
     return Item.objects.bulk_create(items)
 
 
-def make_judge(kind: str = "copa_likert", backend: str = "openai", **options) -> Judge:
+def make_judge(kind: str | Project = "copa_likert", backend: str = "openai", **options) -> Judge:
+    """A judge of the given project, or of the first project of the given kind (made if there is none)."""
     if backend != "baseline":
         options.setdefault("model", "test-model")
-    judge, _ = judge_get_or_create(kind=kind, backend=backend, **options)
+    project = kind if isinstance(kind, Project) else Project.objects.filter(kind=kind).order_by("pk").first()
+    if project is None:
+        project = project_create(slug=f"judged-{kind.replace('_', '-')}", kind=kind)
+    judge, _ = judge_get_or_create(project=project, backend=backend, **options)
     return judge
 
 

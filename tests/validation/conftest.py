@@ -55,14 +55,14 @@ def judge_run():
 
     def make(project: Project, *, backend: str = "openai", name: str = "", prompt: str = "", seed: int = 42):
         options: dict[str, Any] = {
-            "kind": project.kind,
+            "project": project,
             "backend": backend,
             "name": name,
             "prompt": prompt,
             "seed": seed,
         }
         if backend == "openai":
-            options |= {"model": "test-llm-7b", "base_url": "http://llm.test/v1"}
+            options |= {"model": "test-llm-7b"}
         judge, _ = judge_get_or_create(**options)
         return judge_run_start(judge=judge, project=project)
 

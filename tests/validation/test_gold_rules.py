@@ -111,7 +111,11 @@ class GoldTests:
 
 class McqBuilderTests:
     def labels(self, n, dataset="D", examples=("e1", "e2")):
-        return [LabelStatement(f"l{i}", dataset, f"label{i}", f"To do thing {i}.", examples) for i in range(n)]
+        # Each label its own texts: a text shared by labels is one instance with several answers.
+        return [
+            LabelStatement(f"l{i}", dataset, f"label{i}", f"To do thing {i}.", tuple(f"{e}-{i}" for e in examples))
+            for i in range(n)
+        ]
 
     def test_options_are_min_10_t_with_the_correct_one(self):
         for n, size in ((4, 4), (15, 10)):

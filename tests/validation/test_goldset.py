@@ -121,6 +121,7 @@ class McqCommandTests:
         ]
         import_items(project=project, path=write_jsonl(tmp_path / "l.jsonl", iter(records)))
         writer, reviewer = make_user("w"), make_user("rev")
+        membership_add(project=project, user=reviewer, role=Role.EXPERT)  # only experts review
         for item in project.items.all():
             statement = f"To do {item.payload['label']}."
             annotation_submit(item=item, user=writer, value={"action": "write", "statement": statement})

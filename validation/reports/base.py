@@ -165,6 +165,9 @@ class Table:
     latex_columns: tuple[str, ...]
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()
+    #: Header groups over the columns after the first, as (title, number of columns): layout for the
+    #: HTML page only, so it is neither compared nor stored with a snapshot's numbers.
+    column_groups: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -428,6 +431,10 @@ def confusion_figure(ctx: ReportContext, name: str, *, against_judge: bool = Fal
     matrix = ctx.confusion(name, against_judge=against_judge)
     labels = [dimension.category_label(c) for c in matrix.categories]
     who = f"people vs {ctx.judge.noun}" if against_judge and ctx.judge else "people"
+    rows, columns = matrix.rows, matrix.columns
+    if rows == columns:
+        # Every ordered pair of raters: one axis is a rating, the other another person's on the same unit.
+        rows, columns = "one rater's rating", "another rater's rating (same unit)"
     return Figure(
         key=f"confusion-{name}{'-llm' if against_judge else ''}",
         title=f"{dimension.title}: {who}",
@@ -435,8 +442,8 @@ def confusion_figure(ctx: ReportContext, name: str, *, against_judge: bool = Fal
         data={
             "labels": labels,
             "counts": [list(row) for row in matrix.counts],
-            "rows": matrix.rows,
-            "columns": matrix.columns,
+            "rows": rows,
+            "columns": columns,
         },
         alt=f"Confusion matrix of {dimension.title} ({matrix.rows} by {matrix.columns}), {matrix.n_pairs} pairs.",
     )
@@ -496,6 +503,11 @@ def dimension_table(ctx: ReportContext) -> Table:
         latex_columns=("Dimension", "Units", "Raters", *(c[2] for c in columns)),
         rows=tuple(rows),
         notes=_dimension_notes(ctx),
+        column_groups=(
+            ("", 2),
+            ("Among people", len(_DIMENSION_COLUMNS)),
+            *([(f"People vs {noun}", len(_JUDGE_COLUMNS))] if ctx.judge else []),
+        ),
     )
 
 

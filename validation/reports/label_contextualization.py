@@ -8,6 +8,7 @@ draft, so independent writing shows what "unchanged" means by chance.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from validation.reports.base import (
 )
 
 REVIEW = "review_verdict"
+NO_REVIEWS = "No reviews yet: agreement on statements appears once experts accept or revise them."
 VISIBILITY = {SHOWN: "draft shown", HIDDEN: "draft hidden"}
 
 
@@ -157,6 +159,9 @@ class LabelContextualizationReport(ReportBuilder):
             ),
             notes=() if ctx.judge else (NO_JUDGE_COLUMNS,),
         )
+        if not len(ctx.ratings.dimensions[REVIEW]):
+            # Statements written, none reviewed: a table of empty cells would say less than this.
+            review = dataclasses.replace(review, caption=NO_REVIEWS, rows=())
         rows = []
         for group in draft_groups(ctx):
             rows.append(

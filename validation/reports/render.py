@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from validation.reports.base import Cell, Table
 
-__all__ = ["format_cell", "render_csv", "render_latex", "render_markdown", "table_notes"]
+__all__ = ["empty_columns", "format_cell", "render_csv", "render_latex", "render_markdown", "table_notes"]
 
 DIGITS = 3
 
@@ -80,6 +80,17 @@ def table_notes(table: Table) -> list[str]:
             if cell.value is None and cell.note:
                 notes.append(f"{row.label}, {column}: {cell.note}")
     return list(dict.fromkeys(notes))
+
+
+def empty_columns(table: Table) -> list[tuple[str, list[str]]]:
+    """Columns with no value in any row, each with the distinct reasons its cells give: a whole
+    column of dashes says why where a reader looks first, not only among the notes."""
+    found = []
+    for index, column in enumerate(table.columns[1:]):
+        cells = [row.cells[index] for row in table.rows if index < len(row.cells)]
+        if cells and all(cell.value is None for cell in cells):
+            found.append((column, list(dict.fromkeys(cell.note for cell in cells if cell.note))))
+    return found
 
 
 def render_markdown(tables: Iterable[Table], *, header: str = "") -> str:

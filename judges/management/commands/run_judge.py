@@ -1,4 +1,4 @@
-"""run_judge SLUG --backend openai|vllm|baseline [--model M] [--base-url URL] [--prompt NAME]
+"""run_judge SLUG --backend openai|vllm|baseline [--model M] [--endpoint NAME] [--prompt NAME]
 [--concurrency N] [--seed S] [--wait]
 
 Exit codes are a contract (docs/cli.md): 0 success, 1 bad input, 2 usage error. The run's JSON goes
@@ -40,7 +40,9 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="project slug")
         parser.add_argument("--backend", required=True, choices=backend_names())
         parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
-        parser.add_argument("--base-url", default="", help="OpenAI-compatible server; default: OPENAI_BASE_URL")
+        parser.add_argument(
+            "--endpoint", default="", help="a configured endpoint by name (openai backend); default: default"
+        )
         parser.add_argument("--prompt", default="", help="NAME or NAME.vN; default: the kind's default prompt")
         parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
         parser.add_argument(
@@ -59,10 +61,10 @@ class Command(BaseCommand):
             raise CommandError(f"no project with slug {o['slug']!r}", returncode=BAD_INPUT) from None
         try:
             judge, created = judge_get_or_create(
-                kind=project.kind,
+                project=project,
                 backend=o["backend"],
                 model=o["model"],
-                base_url=o["base_url"],
+                endpoint=o["endpoint"],
                 prompt=o["prompt"],
                 seed=o["seed"],
             )

@@ -24,10 +24,11 @@ ITEMS = 240
 KILL_AT_ITEM = 100  # the worker dies while this item's request is in flight
 
 
-def start_worker() -> subprocess.Popen:
+def start_worker(base_url: str) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": integration.test_database_url(),
+        "OPENAI_BASE_URL": base_url,  # the local server is the workers' default endpoint
         "CELERY_TASK_ALWAYS_EAGER": "false",
         # Short leases so the killed worker's chunk is handed out again within seconds.
         "JUDGE_LEASE_SECONDS": "2",
@@ -66,9 +67,9 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_suggestion_per_item(copa, wo
 
     with FakeLLMServer(script) as server:
         add_items(copa, ITEMS)
-        judge = make_judge(base_url=server.base_url)
+        judge = make_judge()
         run = judge_run_start(judge=judge, project=copa, chunk_size=20, concurrency=4)
-        workers.append(start_worker())
+        workers.append(start_worker(server.base_url))
         judge_run_dispatch(run_id=run.pk)
 
         assert killed.wait(120), "the run never reached the item where the worker is killed"
@@ -79,7 +80,7 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_suggestion_per_item(copa, wo
         run.refresh_from_db()
         assert run.status == "running" and 0 < run.ok_count < ITEMS
 
-        workers.append(start_worker())
+        workers.append(start_worker(server.base_url))
         run = integration.wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status="completed").first(), timeout=120)
 
     assert (run.ok_count, run.failed_count, run.pending_count) == (ITEMS, 0, 0)

@@ -102,7 +102,7 @@ class BaselineRunTests:
         project = make_project(kind)
         add_items(project, 7)
         judge = make_judge(kind, "baseline")
-        assert (judge.model, judge.base_url, judge.backend_label, judge.is_baseline) == ("", "", "baseline", True)
+        assert (judge.model, judge.endpoint, judge.backend_label, judge.is_baseline) == ("", "", "baseline", True)
         run = run_now(judge, project)
         assert (run.status, run.ok_count, run.failed_count) == ("completed", 7, 0)
         for suggestion in Suggestion.objects.filter(run=run).select_related("item"):

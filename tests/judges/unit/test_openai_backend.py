@@ -23,7 +23,7 @@ SCORES_3 = {"scores": {**dict.fromkeys(FACTORS, 1), "CT": 3}}
 
 
 def judge_for(server, **options):
-    return make_judge("copa_likert", "openai", base_url=server.base_url, **options)
+    return make_judge("copa_likert", "openai", **options)
 
 
 def marker(request) -> int:
@@ -142,14 +142,24 @@ class RequestTests:
         run_now(judge_for(llm_server), copa, concurrency=3)
         assert 2 <= llm_server.max_in_flight <= 3
 
-    def test_the_api_key_comes_from_the_variable_the_judge_names(self, copa, llm_server, monkeypatch):
+    def test_the_api_key_comes_from_the_variable_the_endpoint_names(self, copa, llm_server, settings, monkeypatch):
         monkeypatch.setenv("GPU_POOL_KEY", "key-from-env")
+        settings.LLM_ENDPOINTS = {"gpu-pool": {"base_url": llm_server.base_url, "api_key_env": "GPU_POOL_KEY"}}
         add_items(copa, 2, change=lambda n, payload: None)
-        run_now(judge_for(llm_server, api_key_env="GPU_POOL_KEY"), copa)
+        run_now(judge_for(llm_server, endpoint="gpu-pool"), copa)
         run_now(judge_for(llm_server, name="default key", seed=7), copa)
         keys = [r.headers["authorization"] for r in llm_server.requests]
         assert keys == ["Bearer key-from-env"] * 2 + ["Bearer test-key"] * 2
         assert "key-from-env" not in str(list(Judge.objects.values()))
+
+    def test_judge_cannot_target_unconfigured_url(self, copa, llm_server, settings):
+        """A judge row naming anything but a configured endpoint (written past the services) sends nothing."""
+        add_items(copa, 2)
+        judge = judge_for(llm_server)
+        Judge.objects.filter(pk=judge.pk).update(endpoint="http://attacker.test/v1")
+        run = run_now(Judge.objects.get(pk=judge.pk), copa)
+        assert run.status == "failed" and "unknown endpoint 'http://attacker.test/v1'" in run.last_error
+        assert llm_server.requests == [] and not Suggestion.objects.filter(status="ok").exists()
 
     def test_it_runs_from_a_thread_whose_event_loop_is_already_running(self, copa, llm_server):
         """As under a notebook or a browser-test harness: the chunk's loop runs on its own thread."""

@@ -238,7 +238,12 @@ class RegistryTests:
             "intentgrasp_mcq_ia.v1",
         ]
         assert [p.key for p in prompts_for(kind="intent_mcq", backend="baseline")] == ["mcq_random_guess.v1"]
-        assert [p.key for p in prompts_for(kind="copa_likert", backend="vllm")] == ["copa_likert_evaluation.v1"]
+        assert [p.key for p in prompts_for(kind="copa_likert", backend="vllm")] == [
+            "copa_likert_evaluation.v1",
+            "copa_likert_direct.v1",
+            "copa_likert_cot.v1",
+            "copa_likert_random_factor.v1",
+        ]
 
     def test_the_prompt_hash_follows_the_rendered_prompt(self):
         prompt, payload = get_prompt("copa_likert_evaluation"), get_kind("copa_likert").example_payload()

@@ -54,8 +54,6 @@ class RunJudgeTests:
             "openai",
             "--model",
             "Qwen/Qwen3-32B",
-            "--base-url",
-            llm_server.base_url,
             "--prompt",
             "copa_likert_evaluation",
             "--concurrency",
@@ -64,9 +62,7 @@ class RunJudgeTests:
         )
         assert (result["ok"], result["failed"], result["label"]) == (3, 1, "openai · Qwen/Qwen3-32B")
         assert Suggestion.objects.filter(status="failed", value__isnull=True).count() == 1
-        again, _ = run_judge(
-            copa.slug, "--backend", "openai", "--model", "Qwen/Qwen3-32B", "--base-url", llm_server.base_url
-        )
+        again, _ = run_judge(copa.slug, "--backend", "openai", "--model", "Qwen/Qwen3-32B")
         assert again["judge"] == result["judge"] and again["judge_created"] is False
         assert Judge.objects.count() == 1
 
@@ -87,7 +83,7 @@ class RunJudgeTests:
         add_items(copa, 2)
         llm_server.script = lambda r: Reply.http_error(404, "model not found")
         with pytest.raises(CommandError) as caught:
-            run_judge(copa.slug, "--backend", "openai", "--model", "nope", "--base-url", llm_server.base_url, "--wait")
+            run_judge(copa.slug, "--backend", "openai", "--model", "nope", "--wait")
         assert caught.value.returncode == 1 and "HTTP 404 from the server: model not found" in str(caught.value)
 
 

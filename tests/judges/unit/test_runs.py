@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotation.models import Item
 from judges.errors import (
     CHUNK_GAVE_UP,
-    KIND_MISMATCH,
+    JUDGE_OF_ANOTHER_PROJECT,
     RUN_ALREADY_ACTIVE,
     JudgeInvalid,
     RunStateError,
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def openai_judge(server, **options):
-    return make_judge("copa_likert", "openai", base_url=server.base_url, **options)
+    return make_judge("copa_likert", "openai", **options)
 
 
 class RunTests:
@@ -87,13 +87,12 @@ class RunTests:
         run = run_now(openai_judge(llm_server), copa)
         assert (run.status, run.total) == ("completed", 0)
 
-    def test_a_judge_of_another_kind_is_refused(self, make_project, llm_server):
-        project = make_project("intent_mcq")
+    def test_a_judge_of_another_project_is_refused(self, make_project, copa, llm_server):
+        other = make_project("copa_likert", slug="other")
         with pytest.raises(JudgeInvalid) as caught:
-            judge_run_start(judge=openai_judge(llm_server, name="copa judge"), project=project)
-        assert caught.value.message == KIND_MISMATCH.format(
-            judge="copa judge", judge_kind="copa_likert", project="intent-mcq", project_kind="intent_mcq"
-        )
+            judge_run_start(judge=openai_judge(llm_server, name="copa judge"), project=other)
+        assert caught.value.message == JUDGE_OF_ANOTHER_PROJECT.format(judge="copa judge", project="other")
+        assert not other.judge_runs.exists()
 
     def test_a_second_running_run_of_one_judge_is_refused(self, copa, llm_server):
         add_items(copa, 2)

@@ -18,7 +18,7 @@ class SuggestionValuesTests:
     def test_only_ok_values_in_item_order_failed_items_absent(self, copa, llm_server):
         items = add_items(copa, 5)
         llm_server.script = lambda r: Reply.text("{}") if "#2#" in r.text else valid_answer(r)
-        run = run_now(make_judge(base_url=llm_server.base_url), copa)
+        run = run_now(make_judge(), copa)
         values = list(suggestion_values(run_id=run.pk))
         assert [item_id for item_id, _ in values] == [items[n].pk for n in (0, 1, 3, 4)]
         expected = dict(Suggestion.objects.filter(status="ok").values_list("item_id", "value"))
@@ -27,7 +27,7 @@ class SuggestionValuesTests:
 
     def test_a_rerun_s_values_include_the_answers_it_kept(self, copa, llm_server):
         add_items(copa, 3)
-        judge = make_judge(base_url=llm_server.base_url)
+        judge = make_judge()
         first, second = run_now(judge, copa), run_now(judge, copa)
         assert list(suggestion_values(run_id=second.pk)) == list(suggestion_values(run_id=first.pk))
         assert len(list(suggestion_values(run_id=second.pk))) == 3
@@ -40,7 +40,7 @@ class SuggestionForDisplayTests:
 
     def test_the_most_recent_running_or_completed_run_decides(self, copa, llm_server):
         first_item, second_item = add_items(copa, 2)
-        llm_judge = make_judge(base_url=llm_server.base_url)
+        llm_judge = make_judge()
         run_now(make_judge("copa_likert", "baseline"), copa)
         assert suggestion_for_display(item=first_item).run.judge.backend == "baseline"
         llm_server.script = lambda r: Reply.text("nope") if "#1#" in r.text else valid_answer(r)

@@ -59,7 +59,7 @@ class JudgePageTests:
             "name": "qwen evaluator",
             "backend": "openai",
             "model": "Qwen/Qwen3-32B",
-            "base_url": llm_server.base_url,
+            "endpoint": "default",
             "prompt": "copa_likert_evaluation.v1",
             "temperature": "0",
             "max_tokens": "1024",
@@ -68,12 +68,12 @@ class JudgePageTests:
         response = researcher.post(url, form)
         assert response.status_code == 302
         judge = Judge.objects.get()
-        assert (judge.name, judge.model, judge.prompt_key, judge.max_tokens, judge.base_url) == (
+        assert (judge.name, judge.model, judge.prompt_key, judge.max_tokens, judge.endpoint) == (
             "qwen evaluator",
             "Qwen/Qwen3-32B",
             "copa_likert_evaluation.v1",
             1024,
-            llm_server.base_url,
+            "default",
         )
         again = researcher.post(url, {**form, "name": "same again"})
         assert again.status_code == 400 and b"already has this configuration" in again.content
@@ -90,7 +90,7 @@ class JudgePageTests:
     def test_launch_and_watch_a_run(self, researcher, team, llm_server):
         project, _ = team
         add_items(project, 4)
-        judge = make_judge(base_url=llm_server.base_url)
+        judge = make_judge()
         response = researcher.post(reverse("judge_run_launch", args=[project.slug]), {"judge": judge.pk})
         run = JudgeRun.objects.get()
         assert response.status_code == 302 and response["Location"] == reverse(
@@ -116,11 +116,11 @@ class RunPageTests:
         project, _ = team
         add_items(project, 3)
         llm_server.script = lambda r: Reply.text("I think 2/2 overall") if "#1#" in r.text else valid_answer(r)
-        run = run_now(make_judge(base_url=llm_server.base_url), project)
-        page = researcher.get(reverse("judge_run_detail", args=[project.slug, run.pk])).content.decode()
-        assert "Failed items (1)" in page and "item-00001" in page
+        run = run_now(make_judge(), project)
+        failed = researcher.get(reverse("judge_run_detail", args=[project.slug, run.pk]), {"show": "failed"})
+        page = failed.content.decode()
+        assert failed.context["page"].paginator.count == 1 and "item-00001" in page and "item-00002" not in page
         assert "I think 2/2 overall" in page and "not valid JSON" in page
-        assert f"--with-judge {run.pk}" in page
 
     def test_cancel_and_resume(self, researcher, team):
         project, _ = team
@@ -134,3 +134,77 @@ class RunPageTests:
         assert (run.status, run.ok_count) == ("completed", 3)
         response = researcher.post(reverse("judge_run_cancel", args=[project.slug, run.pk]), follow=True)
         assert b"only a running run can be cancelled" in response.content
+
+
+class JudgesPageWalkthroughTests:
+    """The judges page reads top-down as a workflow and its run page shows what the judge said."""
+
+    def test_sections_run_new_judge_then_launch_then_runs(self, researcher, team):
+        project, _ = team
+        make_judge("copa_likert", "baseline")
+        page = researcher.get(reverse("project_judges", args=[project.slug])).content.decode()
+        order = [page.index(f'id="{name}-heading"') for name in ("new-judge", "judges", "launch", "runs")]
+        assert order == sorted(order)
+
+    def test_a_judge_just_created_is_chosen_in_the_launch_form(self, researcher, team):
+        project, _ = team
+        make_judge("copa_likert", "baseline", name="older")
+        form = {"name": "newer", "backend": "baseline", "prompt": "", "temperature": "0", "max_tokens": "16"}
+        response = researcher.post(reverse("judge_new", args=[project.slug]), {**form, "seed": "7"})
+        judge = Judge.objects.get(name="newer")
+        assert response.status_code == 302 and f"?judge={judge.pk}" in response["Location"]
+        page = researcher.get(response["Location"])
+        assert page.context["run_form"]["judge"].value() == judge.pk
+        assert f'<option value="{judge.pk}" selected>' in page.content.decode()
+        assert "---------</option>" not in page.content.decode().split('id="launch-heading"')[1]
+
+    def test_a_kind_without_a_baseline_is_not_offered_one(self, researcher, make_project, team):
+        _, people = team
+        rationale = make_project("rationale_inspection", slug="rationale")
+        membership_add(project=rationale, user=people["res"], role=Role.RESEARCHER)
+        page = researcher.get(reverse("project_judges", args=[rationale.slug]))
+        assert "baseline" not in [value for value, _ in page.context["judge_form"].fields["backend"].choices]
+        refused = researcher.post(reverse("judge_new", args=[rationale.slug]), {"backend": "baseline"})
+        assert refused.status_code == 400 and not Judge.objects.filter(project=rationale).exists()
+
+    def test_a_finished_run_offers_no_cancel(self, researcher, team):
+        project, _ = team
+        add_items(project, 2)
+        done = run_now(make_judge("copa_likert", "baseline"), project)
+        for url in (
+            reverse("judge_run_detail", args=[project.slug, done.pk]),
+            reverse("judge_run_progress", args=[project.slug, done.pk]),
+            reverse("project_judges", args=[project.slug]),
+        ):
+            assert "Cancel run" not in researcher.get(url).content.decode()
+
+    def test_a_running_run_offers_cancel_inside_its_polled_progress(self, researcher, team):
+        project, _ = team
+        add_items(project, 2)
+        running = judge_run_start(judge=make_judge("copa_likert", "baseline"), project=project)
+        partial = researcher.get(reverse("judge_run_progress", args=[project.slug, running.pk])).content.decode()
+        assert "Cancel run" in partial and 'hx-trigger="every 1s"' in partial
+
+    def test_run_page_links_the_agreement_report_with_this_run(self, researcher, team):
+        project, _ = team
+        add_items(project, 2)
+        run = run_now(make_judge("copa_likert", "baseline"), project)
+        page = researcher.get(reverse("judge_run_detail", args=[project.slug, run.pk])).content.decode()
+        assert f'href="{reverse("report", args=[project.slug])}?judge={run.pk}"' in page
+        assert "manage.py agreement" not in page
+
+    def test_run_page_shows_what_the_judge_said_on_each_item_paginated(self, researcher, team, monkeypatch):
+        from judges import views
+
+        monkeypatch.setattr(views, "ITEMS_PER_PAGE", 2)
+        project, _ = team
+        add_items(project, 3)
+        run = run_now(make_judge("copa_likert", "baseline"), project)
+        url = reverse("judge_run_detail", args=[project.slug, run.pk])
+        first = researcher.get(url)
+        page = first.content.decode()
+        assert "item-00000" in page and "item-00001" in page and "item-00002" not in page
+        assert "Cognitive Trust" in page and '"scores"' not in page and "page 1 of 2" in page
+        assert "item-00002" in researcher.get(url, {"page": 2}).content.decode()
+        assert researcher.get(url, {"show": "failed"}).context["page"].paginator.count == 0
+        assert researcher.get(url, {"show": "nonsense"}).status_code == 200

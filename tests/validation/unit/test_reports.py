@@ -124,12 +124,12 @@ class CopaReportTests:
         assert row[4].ci == pytest.approx(tuple(direct.kappa_difference.confidence_interval))
         assert direct.n_pairs_shown + direct.n_pairs_hidden == 76
 
-    def test_figures_are_png(self, copa):
+    def test_figures_are_svg(self, copa):
         project, run = copa
         report = build_report(project=project, parameters=ReportParameters(judge_run_id=run.pk, bootstrap=10))
         figures = report_figures(report=report)
         assert {f.key for f, _ in figures} >= {"copa-factors", "confusion-CT", "confusion-CT-llm"}
-        assert all(uri.startswith("data:image/png;base64,iVBOR") for _, uri in figures)
+        assert all(uri.startswith("data:image/svg+xml;base64,") for _, uri in figures)
 
 
 class IpqaReportTests:

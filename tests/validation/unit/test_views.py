@@ -55,7 +55,7 @@ class ReportPageTests:
         html = body.content.decode()
         assert body.status_code == 200 and "<html" not in html
         assert "CoPA scoring vs human judgement (Table 7)" in html and "Overall" in html
-        assert "data:image/png;base64," in html and "Inputs SHA-256" in html
+        assert "data:image/svg+xml;base64," in html and "Inputs SHA-256" in html
 
     def test_without_javascript_the_report_renders_in_one_request(self, client, team):
         project, people = team

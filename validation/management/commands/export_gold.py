@@ -21,11 +21,17 @@ class Command(BaseCommand):
             default="concord",
             help="concord: re-importable items with their gold; benchmark: the benchmark's own shape with provenance",
         )
+        parser.add_argument(
+            "--raw-csv",
+            action="store_true",
+            help="CSV only: write text cells as they are; by default a cell a spreadsheet would run as a formula "
+            "(starting with = + - @, a tab or a carriage return) gets a leading '",
+        )
 
-    def handle(self, *args, slug: str, format: str, output: str, shape: str, **options) -> None:
+    def handle(self, *args, slug: str, format: str, output: str, shape: str, raw_csv: bool, **options) -> None:
         project = project_or_fail(slug)
         try:
-            count = export_gold(project=project, fmt=format, path=output, shape=shape)
+            count = export_gold(project=project, fmt=format, path=output, shape=shape, csv_escape=not raw_csv)
         except (ValidationFailed, OSError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
         self.stdout.write(

@@ -1,0 +1,60 @@
+"""POST /api/token/ (a token for a username and password) and DELETE /api/token/ (revoke the one sent)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema, inline_serializer
+from knox.auth import TokenAuthentication
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from accounts.errors import BAD_CREDENTIALS
+from accounts.services import api_token_create
+
+#: Longest username and password accepted (Django's username field; a generous passphrase).
+USERNAME_MAX_CHARS = 150
+PASSWORD_MAX_CHARS = 1024
+
+
+class TokenApi(APIView):
+    """Tokens for scripts. Sign-in limits (django-axes) and the `token` throttle scope apply."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "token"
+
+    class Input(serializers.Serializer):
+        username = serializers.CharField(max_length=USERNAME_MAX_CHARS)
+        password = serializers.CharField(max_length=PASSWORD_MAX_CHARS, trim_whitespace=False)
+
+    class Output(serializers.Serializer):
+        token = serializers.CharField()
+        expiry = serializers.DateTimeField(allow_null=True)
+
+    def get_authenticators(self):
+        # Getting a token needs no credentials but the password (a stale token header must not block
+        # it); revoking one is done with that very token.
+        request = getattr(self, "request", None)
+        return [TokenAuthentication()] if request is not None and request.method == "DELETE" else []
+
+    def get_permissions(self):
+        return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
+
+    @extend_schema(request=Input, responses={200: Output}, auth=[])
+    def post(self, request):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        # The Django request, so that django-axes counts the failure and flags a lockout on it.
+        user = authenticate(request=request._request, **data.validated_data)
+        if user is None:
+            # The answer the former token view gave, which clients may read.
+            raise serializers.ValidationError({"non_field_errors": [BAD_CREDENTIALS]})
+        token, key = api_token_create(user=user)
+        return Response(self.Output({"token": key, "expiry": token.expiry}).data)
+
+    @extend_schema(request=None, responses={204: inline_serializer("TokenRevoked", {})})
+    def delete(self, request):
+        request.auth.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,182 @@
+"""Reading JSON that people send: one parser for import lines, CSV cells holding JSON and API bodies.
+
+The standard parser accepts what later steps cannot handle, so each of these is refused here with
+the path of the field it sits in:
+
+* nesting deeper than ``CONCORD_MAX_JSON_DEPTH`` (the parser recurses: 10,000 levels exhaust the stack);
+* non-finite numbers (``NaN``, ``Infinity``, ``1e999``): JSON has none, and the database's JSON
+  check refuses them when the row is written;
+* unpaired surrogates (``"\\ud800"``): such text cannot be encoded as UTF-8, so it cannot be stored.
+
+Well-formed input costs one pass of the C parser plus two counts over the text: the walk that
+names the bad field runs only when the text could hold one of these.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+NOT_JSON = "not valid JSON: {msg} (column {column})"
+NOT_UTF8 = "not UTF-8 text ({reason})"
+TOO_DEEP = "nested more than {depth} levels deep"
+NOT_FINITE = "{text} is not a finite number (JSON has no NaN or Infinity)"
+SURROGATE = "contains an unpaired surrogate (\\u{code:04x}); text must be valid Unicode"
+BAD_NUMBER = "a number that cannot be read: {reason}"
+TOO_LARGE = "is {size:,} bytes as JSON; the limit is {limit:,} (CONCORD_MAX_ANSWER_BYTES)"
+
+# A surrogate escaped in JSON text (\ud800 to \udfff). Text decoded from UTF-8 cannot hold a raw
+# one, so only escapes need looking for; the walk also checks raw ones in strings built elsewhere.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class UnsafeJSON(ValueError):
+    """JSON that is refused. ``path`` names the field (``""`` for the document itself)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.message = message
+        self.path = path
+
+
+class NotJSON(UnsafeJSON):
+    """Text that is not JSON at all; ``msg``, ``pos`` and ``column`` are the parser's."""
+
+    def __init__(self, msg: str, pos: int, column: int, path: str = "") -> None:
+        super().__init__(NOT_JSON.format(msg=msg, column=column), path)
+        self.msg, self.pos, self.column = msg, pos, column
+
+
+class _NonFinite(float):
+    """A NaN or infinite number as parsed, keeping its text for the error message."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _NonFinite:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+class _NonFiniteFound(Exception):
+    pass
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isfinite(value):
+        return value
+    raise _NonFiniteFound
+
+
+def _refuse_constant(literal: str) -> float:
+    raise _NonFiniteFound
+
+
+# Built once: json.loads with options builds a decoder per call. The strict decoder stops at the
+# first non-finite number; the document is then read again keeping them, to name the field.
+_STRICT = json.JSONDecoder(parse_float=_finite_float, parse_constant=_refuse_constant)
+_KEEPING = json.JSONDecoder(parse_float=lambda literal: _NonFinite(literal), parse_constant=_NonFinite)
+
+
+def max_depth() -> int:
+    return settings.CONCORD_MAX_JSON_DEPTH
+
+
+def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any:
+    """Parse ``text`` as JSON, refusing what the module docstring lists. Raises UnsafeJSON.
+
+    ``path`` prefixes the field named in errors (e.g. ``"value"`` for a CSV cell of that column).
+    """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UnsafeJSON(NOT_UTF8.format(reason=exc.reason), path) from None
+    limit = max_depth() if depth is None else depth
+    walk = False
+    try:
+        try:
+            data = _STRICT.decode(text)
+        except _NonFiniteFound:
+            data, walk = _KEEPING.decode(text), True
+    except RecursionError:
+        raise UnsafeJSON(TOO_DEEP.format(depth=limit), path) from None
+    except json.JSONDecodeError as exc:
+        raise NotJSON(exc.msg, exc.pos, exc.colno, path) from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise UnsafeJSON(BAD_NUMBER.format(reason=exc), path) from None
+    # Only text that could be too deep or hold a surrogate is walked: a container needs a bracket.
+    if walk or text.count("[") + text.count("{") > limit or ("\\u" in text and _ESCAPED_SURROGATE.search(text)):
+        check_tree(data, path=path, depth=limit)
+    return data
+
+
+def _child(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def join_path(prefix: str, inside: str) -> str:
+    """``value`` and ``scores.CT`` make ``value.scores.CT``; ``[0]`` joins without a dot."""
+    if not prefix or not inside:
+        return prefix or inside
+    return prefix + (inside if inside.startswith("[") else f".{inside}")
+
+
+def check_tree(data: Any, *, path: str = "", depth: int | None = None) -> None:
+    """Walk parsed JSON without recursion; raise UnsafeJSON at the first refused part."""
+    limit = max_depth() if depth is None else depth
+    stack: list[tuple[Any, int, str]] = [(data, 0, path)]
+    while stack:
+        node, level, where = stack.pop()
+        if isinstance(node, str):
+            found = _SURROGATE.search(node)
+            if found:
+                raise UnsafeJSON(SURROGATE.format(code=ord(found.group())), where)
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                raise UnsafeJSON(NOT_FINITE.format(text=getattr(node, "text", repr(node))), where)
+        elif isinstance(node, dict | list):
+            if level >= limit:
+                raise UnsafeJSON(TOO_DEEP.format(depth=limit), where)
+            pairs = node.items() if isinstance(node, dict) else enumerate(node)
+            children = []
+            for key, child in pairs:
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise UnsafeJSON(SURROGATE.format(code=ord(_SURROGATE.search(key).group())), where)
+                children.append((child, level + 1, _child(where, key)))
+            stack.extend(reversed(children))  # depth first, in document order
+
+
+def value_problem(value: Any, *, limit: int) -> tuple[str, str] | None:
+    """Why a value cannot be stored as one answer, as (path inside the value, message), or None:
+    larger than ``limit`` bytes, a non-finite number, or text that is not valid Unicode.
+
+    The compact UTF-8 JSON is what the database stores, so its length is the measure; orjson writes
+    it in a fraction of a microsecond and refuses unpaired surrogates. It writes NaN as ``null``, so
+    only a value whose JSON shows a ``null`` is walked for non-finite numbers.
+    """
+    try:
+        encoded = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as exc:
+        try:
+            check_tree(value, depth=10_000)
+        except UnsafeJSON as unsafe:
+            return unsafe.path, unsafe.message
+        return "", f"cannot be stored as JSON ({exc})"
+    if b"null" in encoded:
+        try:
+            check_tree(value, depth=10_000)
+        except UnsafeJSON as unsafe:
+            return unsafe.path, unsafe.message
+    if len(encoded) > limit:
+        return "", TOO_LARGE.format(size=len(encoded), limit=limit)
+    return None

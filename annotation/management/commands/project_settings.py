@@ -1,0 +1,72 @@
+import json
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.kinds import kind_choices
+from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from annotation.models import SuggestionExposure
+from annotation.services import project_update
+
+NO_CHANGES = "nothing to change: give at least one setting (see --help)"
+
+
+class Command(BaseCommand):
+    help = (
+        "Change a project's settings; only the options given change. Refused (nothing stored) when a change "
+        "breaks what is done: a new kind or seed once items exist, or k below the annotators an item has."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--title")
+        parser.add_argument("--kind", choices=[name for name, _ in kind_choices()])
+        parser.add_argument("--overlap", type=int, metavar="K", help="distinct annotators per item (k)")
+        parser.add_argument("--guidelines", metavar="FILE", help="a Markdown file shown to annotators")
+        exposure = parser.add_mutually_exclusive_group()
+        exposure.add_argument("--hide-suggestions", action="store_true", help="hide LLM suggestions")
+        exposure.add_argument("--show-suggestions", action="store_true", help="show LLM suggestions to annotators")
+        exposure.add_argument(
+            "--randomise-suggestions",
+            type=float,
+            metavar="P",
+            help="show each suggestion with probability P per (item, annotator)",
+        )
+        parser.add_argument("--seed", type=int)
+        parser.add_argument("--qualification-rate", type=float, metavar="R")
+        rules = parser.add_mutually_exclusive_group()
+        rules.add_argument(
+            "--adjudication-rules", type=json.loads, metavar="JSON", help="e.g. '{\"ordinal_distance\": 2}'"
+        )
+        rules.add_argument("--default-adjudication", action="store_true", help="use the task kind's rules")
+
+    def handle(self, *args, **o) -> None:
+        project = project_or_fail(o["slug"])
+        changes = {
+            name: o[name] for name in ("title", "kind", "overlap", "seed", "qualification_rate") if o[name] is not None
+        }
+        if o["guidelines"]:
+            try:
+                with open(o["guidelines"], encoding="utf-8-sig") as handle:
+                    changes["guidelines"] = handle.read()
+            except OSError as exc:
+                raise CommandError(f"cannot read {o['guidelines']}: {exc.strerror}", returncode=BAD_INPUT) from None
+        if o["hide_suggestions"]:
+            changes["suggestion_exposure"] = SuggestionExposure.HIDDEN
+        elif o["show_suggestions"]:
+            changes["suggestion_exposure"] = SuggestionExposure.SHOWN
+        elif o["randomise_suggestions"] is not None:
+            changes["suggestion_exposure"] = SuggestionExposure.RANDOMISED
+            changes["suggestion_probability"] = o["randomise_suggestions"]
+        if o["adjudication_rules"] is not None:
+            changes["adjudication_rules"] = o["adjudication_rules"]
+        elif o["default_adjudication"]:
+            changes["adjudication_rules"] = None
+        if not changes:
+            raise CommandError(NO_CHANGES, returncode=2)
+        try:
+            project = project_update(project=project, **changes)
+        except ValidationError as exc:
+            lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
+            raise CommandError("\n".join(lines), returncode=BAD_INPUT) from None
+        self.stdout.write(json.dumps({"project": project.slug, "changed": sorted(changes)}))

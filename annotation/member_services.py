@@ -1,0 +1,468 @@
+"""Writes for a project's team: add people (existing accounts, new ones with an invitation link or a
+temporary password, a CSV of them), change roles, pause, remove, accept an invitation.
+
+Only the project's researchers and superusers manage its team; the services check it themselves
+(``actor``), so a request crafted past the page is refused the same way. ``actor=None`` is the
+operator at the command line. Nothing here ever grants Django's staff or superuser flags, and roles
+are the project's three. Every batch is atomic: one bad line and nothing is added.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model, password_validation
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from annotation.errors import ConcordError, ErrorCollector, FieldError, ValidationFailed
+from annotation.models import Assignment, Invitation, Item, Membership, Project, Role
+from annotation.selectors import project_size_key
+
+User = get_user_model()
+
+#: Caps (docs/cli.md, "add_members"): rows in one CSV, its size, and each cell.
+MAX_ROWS = 1000
+MAX_CSV_BYTES = 256 * 1024
+MAX_USERNAME = 150
+MAX_EMAIL = 254
+INVITATION_DAYS = 7
+CSV_COLUMNS = ("username", "email", "role")
+
+#: How accounts that do not exist yet are treated.
+NO_NEW_ACCOUNTS, INVITE, TEMPORARY_PASSWORD = "none", "invite", "password"
+ACCOUNT_CHOICES = (NO_NEW_ACCOUNTS, INVITE, TEMPORARY_PASSWORD)
+
+NOT_A_MANAGER = "only the project's researchers can manage its team"
+UNKNOWN_ROLE = "must be one of " + ", ".join(Role.values)
+NO_SUCH_USER = "no account called {name!r}; choose to create new accounts to add new people"
+NO_SUCH_EMAIL = "no account with this e-mail; give a username to create one"
+AMBIGUOUS_EMAIL = "several accounts have this e-mail; give the username"
+EMAIL_MISMATCH = "the account {name!r} has another e-mail address"
+NAME_OR_EMAIL = "give a username or an e-mail"
+BAD_USERNAME = "letters, digits and @ . + - _ only, at most 150 characters"
+NAME_TAKEN_CASE = "an account {other!r} already exists (usernames differ only in capitals)"
+BAD_EMAIL = "not a valid e-mail address"
+DUPLICATE_LINE = "the same person and role as line {line}"
+TOO_LONG = "at most {limit} characters"
+TOO_MANY_ROWS = "at most {limit} rows per file"
+FILE_TOO_LARGE = "the file is larger than {limit:,} bytes"
+NOT_UTF8 = "the file is not UTF-8 text"
+BAD_HEADER = "the first line must name the columns username,email,role (got {got})"
+BAD_ROW_WIDTH = "expected 3 cells (username,email,role), got {n}"
+EMPTY_FILE = "the file has no members"
+LAST_RESEARCHER = "the project needs at least one researcher: add another before removing this one"
+NOT_A_MEMBER = "{name!r} is not a member of this project"
+NO_ROLES = "give at least one role"
+UNKNOWN_ACCOUNTS_CHOICE = "must be one of " + ", ".join(ACCOUNT_CHOICES)
+INVITATION_INVALID = "this invitation link is not valid: it was used already, withdrawn, or mistyped"
+INVITATION_EXPIRED = "this invitation link has expired; ask the researcher for a new one"
+RELEASED = "released: the member was {action}"
+
+
+class InvitationInvalid(ConcordError):
+    code = "invitation_invalid"
+
+
+class LastResearcher(ConcordError):
+    code = "last_researcher"
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """One person to add: by username, or by e-mail for an existing account; ``line`` for errors."""
+
+    username: str = ""
+    email: str = ""
+    role: str = Role.ANNOTATOR
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class MemberAdded:
+    username: str
+    role: str
+    #: A new account was created for them.
+    created: bool
+    #: They had this role already (nothing changed).
+    already: bool
+    #: Shown once, never stored in clear: the link's token, or the temporary password.
+    invitation_token: str = ""
+    temporary_password: str = ""
+
+
+def can_manage_team(*, project: Project, user: Any) -> bool:
+    if user is None:
+        return True
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return Membership.objects.filter(project=project, user=user, role=Role.RESEARCHER).exists()
+
+
+def _require_manager(project: Project, actor: Any) -> None:
+    if not can_manage_team(project=project, user=actor):
+        raise PermissionDenied(NOT_A_MANAGER)
+
+
+# -- adding people -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Resolved:
+    spec: MemberSpec
+    user: Any | None  # None: a new account
+
+
+def _resolve(specs: list[MemberSpec], accounts: str, errors: ErrorCollector) -> list[_Resolved]:
+    """Match each spec to an account (or plan a new one); every problem named by line and field.
+    Three queries however many lines: names, e-mails, and names that differ only in capitals."""
+    names = {s.username for s in specs if s.username}
+    emails = {s.email.lower() for s in specs if s.email and not s.username}
+    by_name = {u.username: u for u in User.objects.filter(username__in=names)}
+    by_email: dict[str, list] = {}
+    if emails:
+        for user in User.objects.alias(folded=Lower("email")).filter(folded__in=emails):
+            by_email.setdefault(user.email.lower(), []).append(user)
+    unknown = {name.lower() for name in names - set(by_name)}
+    folded: dict[str, str] = {}
+    if unknown and accounts != NO_NEW_ACCOUNTS:
+        for other in User.objects.alias(folded=Lower("username")).filter(folded__in=unknown):
+            folded[other.username.lower()] = other.username
+    seen: dict[tuple[str, str], int | None] = {}
+    resolved = []
+    for spec in specs:
+        problems = _spec_problems(spec, accounts)
+        user = None
+        if not problems and spec.username:
+            user = by_name.get(spec.username)
+            if user is not None:
+                if spec.email and user.email and spec.email.lower() != user.email.lower():
+                    problems.append(FieldError("email", EMAIL_MISMATCH.format(name=spec.username)))
+            elif accounts == NO_NEW_ACCOUNTS:
+                problems.append(FieldError("username", NO_SUCH_USER.format(name=spec.username)))
+            elif spec.username.lower() in folded:
+                problems.append(FieldError("username", NAME_TAKEN_CASE.format(other=folded[spec.username.lower()])))
+        elif not problems:
+            matches = by_email.get(spec.email.lower(), [])
+            if not matches:
+                problems.append(FieldError("email", NO_SUCH_EMAIL))
+            elif len(matches) > 1:
+                problems.append(FieldError("email", AMBIGUOUS_EMAIL))
+            else:
+                user = matches[0]
+        if not problems:
+            key = (user.username if user is not None else spec.username, spec.role)
+            if key in seen:
+                problems.append(FieldError("username", DUPLICATE_LINE.format(line=seen[key])))
+            seen.setdefault(key, spec.line)
+        errors.extend(problems, line=spec.line)
+        resolved.append(_Resolved(spec, user))
+    return resolved
+
+
+def _spec_problems(spec: MemberSpec, accounts: str) -> list[FieldError]:
+    problems = []
+    if spec.role not in Role.values:
+        problems.append(FieldError("role", UNKNOWN_ROLE))
+    if not spec.username and not spec.email:
+        problems.append(FieldError("username", NAME_OR_EMAIL))
+    if len(spec.username) > MAX_USERNAME:
+        problems.append(FieldError("username", TOO_LONG.format(limit=MAX_USERNAME)))
+    elif spec.username:
+        try:
+            User.username_validator(spec.username)
+        except ValidationError:
+            problems.append(FieldError("username", BAD_USERNAME))
+    if len(spec.email) > MAX_EMAIL:
+        problems.append(FieldError("email", TOO_LONG.format(limit=MAX_EMAIL)))
+    elif spec.email:
+        try:
+            validate_email(spec.email)
+        except ValidationError:
+            problems.append(FieldError("email", BAD_EMAIL))
+    if accounts not in ACCOUNT_CHOICES:
+        problems.append(FieldError("accounts", UNKNOWN_ACCOUNTS_CHOICE))
+    return problems
+
+
+@transaction.atomic
+def members_add(
+    *, project: Project, actor: Any, specs: Iterable[MemberSpec], accounts: str = NO_NEW_ACCOUNTS
+) -> list[MemberAdded]:
+    """Add every person in ``specs`` with their role, or (on any bad line) nobody.
+
+    ``accounts`` says what happens to a username no account has: ``none`` refuses the line,
+    ``invite`` creates the account unable to sign in until its invitation link is used
+    (``INVITATION_DAYS``), ``password`` creates it with a temporary password. Links and passwords
+    come back once, in the result, and are never stored in clear.
+    """
+    _require_manager(project, actor)
+    specs = list(specs)
+    if len(specs) > MAX_ROWS:
+        raise ValidationFailed([FieldError("", TOO_MANY_ROWS.format(limit=MAX_ROWS))])
+    errors = ErrorCollector()
+    resolved = _resolve(specs, accounts, errors)
+    if errors:
+        raise ValidationFailed(errors.errors, total=errors.total)
+    if not resolved:
+        raise ValidationFailed([FieldError("", EMPTY_FILE)])
+    created: dict[str, tuple[Any, str, str]] = {}
+    for entry in resolved:
+        key = entry.spec.username.lower()
+        if entry.user is None and key not in created:
+            # One new account per name, however many roles the file gives it.
+            created[key] = _create_account(project, actor, entry.spec, accounts)
+    users = {id(entry): entry.user or created[entry.spec.username.lower()][0] for entry in resolved}
+    existing = Membership.objects.filter(project=project, user__in=list(users.values()))
+    have = set(existing.values_list("user_id", "role"))
+    paused = set(existing.filter(paused=True).values_list("user_id", flat=True))
+    results, new_rows = [], []
+    for entry in resolved:
+        user, role = users[id(entry)], entry.spec.role
+        already = (user.pk, role) in have
+        if not already:
+            have.add((user.pk, role))
+            # A paused member stays paused in every role.
+            new_rows.append(Membership(project=project, user=user, role=role, paused=user.pk in paused))
+        _, token, password = (
+            created.get(entry.spec.username.lower(), (None, "", "")) if entry.user is None else (None, "", "")
+        )
+        results.append(
+            MemberAdded(
+                username=user.username,
+                role=role,
+                created=entry.user is None,
+                already=already,
+                invitation_token=token,
+                temporary_password=password,
+            )
+        )
+    Membership.objects.bulk_create(new_rows)
+    cache.delete(project_size_key(project.pk))
+    return results
+
+
+def _create_account(project: Project, actor: Any, spec: MemberSpec, accounts: str) -> tuple[Any, str, str]:
+    """A new account: (user, invitation token, temporary password), one of the two set."""
+    user = User(username=spec.username, email=spec.email)
+    if accounts == TEMPORARY_PASSWORD:
+        password = secrets.token_urlsafe(12)
+        user.set_password(password)
+        user.save()
+        return user, "", password
+    user.set_unusable_password()
+    user.is_active = False  # signs in once the invitation is accepted
+    user.save()
+    return user, invitation_create(project=project, user=user, actor=actor), ""
+
+
+def invitation_create(*, project: Project, user: Any, actor: Any) -> str:
+    """A new single-use link token for ``user`` (earlier open links of theirs for the project stop working)."""
+    _require_manager(project, actor)
+    Invitation.objects.filter(project=project, user=user, accepted_at__isnull=True).delete()
+    token = secrets.token_urlsafe(32)
+    Invitation.objects.create(
+        project=project,
+        user=user,
+        token_sha256=_token_hash(token),
+        expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
+        created_by=actor if actor is not None and actor.is_authenticated else None,
+    )
+    return token
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def invitation_for_token(*, token: str) -> Invitation:
+    """The open invitation behind a link, or InvitationInvalid (unknown, used, or expired)."""
+    if not token or len(token) > 100:
+        raise InvitationInvalid(INVITATION_INVALID)
+    invitation = (
+        Invitation.objects.select_related("user", "project")
+        .filter(token_sha256=_token_hash(token), accepted_at__isnull=True)
+        .first()
+    )
+    if invitation is None:
+        raise InvitationInvalid(INVITATION_INVALID)
+    if invitation.expires_at <= timezone.now():
+        raise InvitationInvalid(INVITATION_EXPIRED)
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, token: str, password: str) -> Any:
+    """Set the invited account's password (checked by the site's password rules) and let it sign in.
+    The link then stops working."""
+    invitation = invitation_for_token(token=token)
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if invitation.accepted_at is not None:
+        raise InvitationInvalid(INVITATION_INVALID)
+    user = invitation.user
+    try:
+        password_validation.validate_password(password, user)
+    except ValidationError as exc:
+        raise ValidationFailed([FieldError("password", message) for message in exc.messages]) from None
+    user.set_password(password)
+    user.is_active = True
+    user.save(update_fields=["password", "is_active"])
+    invitation.accepted_at = timezone.now()
+    invitation.save(update_fields=["accepted_at"])
+    return user
+
+
+# -- the CSV -------------------------------------------------------------------------------------
+
+
+def members_from_csv(data: bytes) -> list[MemberSpec]:
+    """People from a CSV with the header ``username,email,role`` (any order), line numbers kept.
+    Problems are a ValidationFailed naming each line and field; nothing is read past the caps."""
+    if len(data) > MAX_CSV_BYTES:
+        raise ValidationFailed([FieldError("file", FILE_TOO_LARGE.format(limit=MAX_CSV_BYTES))])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValidationFailed([FieldError("file", NOT_UTF8)]) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    names = [cell.strip().lower() for cell in header or []]
+    if sorted(names) != sorted(CSV_COLUMNS):
+        got = ",".join(header or []) or "nothing"
+        raise ValidationFailed([FieldError("", BAD_HEADER.format(got=got[:80]), line=1)])
+    position = {name: names.index(name) for name in CSV_COLUMNS}
+    specs: list[MemberSpec] = []
+    errors = ErrorCollector()
+    for cells in reader:
+        line = reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(specs) >= MAX_ROWS:
+            raise ValidationFailed([FieldError("", TOO_MANY_ROWS.format(limit=MAX_ROWS), line=line)])
+        if len(cells) != len(CSV_COLUMNS):
+            errors.add(FieldError("", BAD_ROW_WIDTH.format(n=len(cells)), line=line))
+            continue
+        values = {name: cells[index].strip() for name, index in position.items()}
+        specs.append(MemberSpec(username=values["username"], email=values["email"], role=values["role"], line=line))
+    if errors:
+        raise ValidationFailed(errors.errors, total=errors.total)
+    if not specs:
+        raise ValidationFailed([FieldError("file", EMPTY_FILE)])
+    return specs
+
+
+# -- changing, pausing, removing -----------------------------------------------------------------
+
+
+def _member_rows(project: Project, user: Any):
+    rows = Membership.objects.select_for_update().filter(project=project, user=user)
+    if not rows.exists():
+        raise ValidationFailed([FieldError("username", NOT_A_MEMBER.format(name=user.username))])
+    return rows
+
+
+def _keeps_a_researcher(project: Project, user: Any, *, keeps_role: bool) -> None:
+    if keeps_role:
+        return
+    others = Membership.objects.filter(project=project, role=Role.RESEARCHER).exclude(user=user)
+    is_researcher = Membership.objects.filter(project=project, role=Role.RESEARCHER, user=user).exists()
+    if is_researcher and not others.exists():
+        raise LastResearcher(LAST_RESEARCHER)
+
+
+@transaction.atomic
+def member_set_roles(*, project: Project, actor: Any, user: Any, roles: Iterable[str]) -> list[str]:
+    """Give the member exactly these roles (adding and dropping as needed); pause state is kept."""
+    _require_manager(project, actor)
+    roles = list(dict.fromkeys(roles))
+    problems = [FieldError("roles", UNKNOWN_ROLE) for role in roles if role not in Role.values][:1]
+    if not roles:
+        problems.append(FieldError("roles", NO_ROLES))
+    if problems:
+        raise ValidationFailed(problems)
+    current = _member_rows(project, user)
+    paused = current.filter(paused=True).exists()
+    _keeps_a_researcher(project, user, keeps_role=Role.RESEARCHER in roles)
+    current.exclude(role__in=roles).delete()
+    have = set(current.values_list("role", flat=True))
+    Membership.objects.bulk_create(
+        [Membership(project=project, user=user, role=role, paused=paused) for role in roles if role not in have]
+    )
+    cache.delete(project_size_key(project.pk))
+    return roles
+
+
+@transaction.atomic
+def member_pause(*, project: Project, actor: Any, user: Any, paused: bool = True) -> int:
+    """Pause (or resume) a member: no new items while paused; their answers stay, and the items they
+    hold go back to the pool for others. Returns how many items were released."""
+    _require_manager(project, actor)
+    rows = _member_rows(project, user)
+    rows.update(paused=paused)
+    return _release_open_assignments(project, user, action="paused") if paused else 0
+
+
+@transaction.atomic
+def member_remove(*, project: Project, actor: Any, user: Any) -> int:
+    """Remove a member in every role: their answers stay, the items they hold are released, their
+    open invitation to the project is withdrawn. Returns how many items were released."""
+    _require_manager(project, actor)
+    rows = _member_rows(project, user)
+    _keeps_a_researcher(project, user, keeps_role=False)
+    rows.delete()
+    Invitation.objects.filter(project=project, user=user, accepted_at__isnull=True).delete()
+    cache.delete(project_size_key(project.pk))
+    return _release_open_assignments(project, user, action="removed")
+
+
+def _release_open_assignments(project: Project, user: Any, *, action: str) -> int:
+    """Close the member's open assignments as skipped and give each item's place back, as a skip does."""
+    held = list(
+        Assignment.objects.select_for_update()
+        .filter(project=project, annotator=user, status=Assignment.Status.ASSIGNED)
+        .values_list("pk", "item_id")
+    )
+    if not held:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _ in held]).update(
+        status=Assignment.Status.SKIPPED, skip_reason=RELEASED.format(action=action), completed_at=timezone.now()
+    )
+    # Qualification items never took a place (they go to everyone), so only regular items give one back.
+    Item.objects.filter(pk__in=[item_id for _, item_id in held], gold_value__isnull=True).update(
+        assigned_count=F("assigned_count") - 1, is_open=True
+    )
+    return len(held)
+
+
+@transaction.atomic
+def member_update(
+    *, project: Project, actor: Any, user: Any, roles: Iterable[str] | None = None, paused: bool | None = None
+) -> int:
+    """Change a member's roles and/or pause state in one step (all or nothing). Returns items released."""
+    if roles is not None:
+        member_set_roles(project=project, actor=actor, user=user, roles=roles)
+    if paused is not None:
+        return member_pause(project=project, actor=actor, user=user, paused=paused)
+    _require_manager(project, actor)
+    return 0
+
+
+def project_member_user(*, project: Project, username: str) -> Any | None:
+    """The account of the project's member called ``username``, or None."""
+    if not username or len(username) > MAX_USERNAME:
+        return None
+    return User.objects.filter(username=username, memberships__project=project).distinct().first()

@@ -1,0 +1,246 @@
+"""The Team page: a project's members with roles, progress and last activity, and the researcher's
+controls to add (one person, or a CSV), change roles, pause, remove; and the invitation link page.
+
+Thin: check access, call annotation.member_services or annotation.members, render. One-time secrets
+(an invitation link, a temporary password) are shown in the response that created them, never
+stored in clear and never cached."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import authenticate, get_user_model, login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import member_services as team
+from annotation.access import project_access
+from annotation.errors import ValidationFailed
+from annotation.members import project_members
+from annotation.models import Membership, Project, Role
+
+User = get_user_model()
+
+NOT_A_RESEARCHER = "Only the project's researchers manage its team."
+ACCOUNT_LABELS = [
+    (team.NO_NEW_ACCOUNTS, "Only existing accounts"),
+    (team.INVITE, f"Create missing accounts with an invitation link (expires in {team.INVITATION_DAYS} days)"),
+    (team.TEMPORARY_PASSWORD, "Create missing accounts with a temporary password"),
+]
+
+
+class AddMemberForm(forms.Form):
+    username = forms.CharField(max_length=team.MAX_USERNAME, required=False, label="Username")
+    email = forms.EmailField(max_length=team.MAX_EMAIL, required=False, label="E-mail")
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+    accounts = forms.ChoiceField(choices=ACCOUNT_LABELS, initial=team.NO_NEW_ACCOUNTS, label="New people")
+
+
+class UploadMembersForm(forms.Form):
+    file = forms.FileField(label="CSV file (username,email,role)")
+    accounts = forms.ChoiceField(choices=ACCOUNT_LABELS, initial=team.NO_NEW_ACCOUNTS, label="New people")
+
+
+class RolesForm(forms.Form):
+    roles = forms.MultipleChoiceField(choices=Role.choices, widget=forms.CheckboxSelectMultiple)
+
+
+class AcceptForm(forms.Form):
+    password1 = forms.CharField(label="New password", widget=forms.PasswordInput, max_length=128, strip=False)
+    password2 = forms.CharField(label="The same again", widget=forms.PasswordInput, max_length=128, strip=False)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("password1") and data.get("password1") != data.get("password2"):
+            self.add_error("password2", "The two passwords differ.")
+        return data
+
+
+def _team_project(request: HttpRequest, slug: str) -> Project:
+    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
+
+
+def _render_team(request: HttpRequest, project: Project, *, status: int = 200, **extra) -> HttpResponse:
+    context = {
+        "project": project,
+        "members": project_members(project=project),
+        "add_form": AddMemberForm(),
+        "upload_form": UploadMembersForm(),
+        "roles": Role.choices,
+        "max_rows": team.MAX_ROWS,
+        "invitation_days": team.INVITATION_DAYS,
+        **extra,
+    }
+    response = render(request, "annotation/team.html", context, status=status)
+    if extra.get("added"):
+        add_never_cache_headers(response)  # the page holds one-time links or passwords
+    return response
+
+
+def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dict]:
+    rows = []
+    for entry in added:
+        link = ""
+        if entry.invitation_token:
+            link = request.build_absolute_uri(reverse("invitation_accept", args=[entry.invitation_token]))
+        rows.append({"entry": entry, "link": link})
+    return rows
+
+
+@login_required
+def team_page(request: HttpRequest, slug: str) -> HttpResponse:
+    return _render_team(request, _team_project(request, slug))
+
+
+@login_required
+@require_POST
+def team_add(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _team_project(request, slug)
+    form = AddMemberForm(request.POST)
+    if not form.is_valid():
+        return _render_team(request, project, add_form=form, status=400)
+    spec = team.MemberSpec(
+        username=form.cleaned_data["username"].strip(), email=form.cleaned_data["email"], role=form.cleaned_data["role"]
+    )
+    try:
+        added = team.members_add(
+            project=project, actor=request.user, specs=[spec], accounts=form.cleaned_data["accounts"]
+        )
+    except ValidationFailed as exc:
+        return _render_team(request, project, add_form=form, add_errors=exc.errors, status=400)
+    return _render_team(request, project, added=_added_rows(request, added))
+
+
+@login_required
+@require_POST
+def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _team_project(request, slug)
+    form = UploadMembersForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _render_team(request, project, upload_form=form, status=400)
+    upload = form.cleaned_data["file"]
+    if upload.size > team.MAX_CSV_BYTES:
+        message = team.FILE_TOO_LARGE.format(limit=team.MAX_CSV_BYTES)
+        return _render_team(request, project, upload_form=form, upload_errors=[message], status=400)
+    try:
+        specs = team.members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
+        added = team.members_add(
+            project=project, actor=request.user, specs=specs, accounts=form.cleaned_data["accounts"]
+        )
+    except ValidationFailed as exc:
+        errors = [str(e) for e in exc.errors]
+        if exc.total > len(exc.errors):
+            errors.append(f"... and {exc.total - len(exc.errors)} more")
+        return _render_team(request, project, upload_form=form, upload_errors=errors, status=400)
+    return _render_team(request, project, added=_added_rows(request, added))
+
+
+def _member(project: Project, user_id: int):
+    """A member of the project by user id, else 404 (a crafted id of someone outside the team)."""
+    membership = Membership.objects.filter(project=project, user_id=user_id).select_related("user").first()
+    if membership is None:
+        raise Http404("No such member.")
+    return membership.user
+
+
+def _done(request: HttpRequest, project: Project, message: str) -> HttpResponse:
+    messages.success(request, message)
+    return redirect("team", slug=project.slug)
+
+
+def _refused(request: HttpRequest, project: Project, exc: Exception) -> HttpResponse:
+    errors = [str(e) for e in exc.errors] if isinstance(exc, ValidationFailed) else [exc.message]
+    return _render_team(
+        request, project, member_errors=errors, status=400 if isinstance(exc, ValidationFailed) else 409
+    )
+
+
+@login_required
+@require_POST
+def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = _team_project(request, slug)
+    user = _member(project, user_id)
+    form = RolesForm(request.POST)
+    if not form.is_valid():
+        return _render_team(request, project, member_errors=[f"{user.username}: choose at least one role"], status=400)
+    try:
+        roles = team.member_set_roles(project=project, actor=request.user, user=user, roles=form.cleaned_data["roles"])
+    except (ValidationFailed, team.LastResearcher) as exc:
+        return _refused(request, project, exc)
+    return _done(request, project, f"{user.username} is now {', '.join(roles)}.")
+
+
+@login_required
+@require_POST
+def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = _team_project(request, slug)
+    user = _member(project, user_id)
+    paused = request.POST.get("paused") != "0"
+    released = team.member_pause(project=project, actor=request.user, user=user, paused=paused)
+    if not paused:
+        return _done(request, project, f"{user.username} is active again.")
+    return _done(request, project, f"{user.username} is paused; {released} item(s) they held went back to the pool.")
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = _team_project(request, slug)
+    user = _member(project, user_id)
+    try:
+        released = team.member_remove(project=project, actor=request.user, user=user)
+    except team.LastResearcher as exc:
+        return _refused(request, project, exc)
+    return _done(request, project, f"{user.username} was removed; their answers stay, {released} item(s) released.")
+
+
+@login_required
+@require_POST
+def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    """A new invitation link for a member who has not signed in yet (the old link stops working)."""
+    project = _team_project(request, slug)
+    user = _member(project, user_id)
+    if user.is_active:
+        return _render_team(request, project, member_errors=[f"{user.username} can already sign in."], status=409)
+    token = team.invitation_create(project=project, user=user, actor=request.user)
+    entry = team.MemberAdded(username=user.username, role="", created=False, already=True, invitation_token=token)
+    return _render_team(request, project, added=_added_rows(request, [entry]))
+
+
+@require_http_methods(["GET", "POST"])
+def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    """Anyone holding the link chooses the account's password; then they are signed in."""
+    try:
+        invitation = team.invitation_for_token(token=token)
+    except team.InvitationInvalid as exc:
+        response = render(request, "annotation/invitation_accept.html", {"invalid": exc.message}, status=404)
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+    form = AcceptForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                user = team.invitation_accept(token=token, password=form.cleaned_data["password1"])
+            except ValidationFailed as exc:
+                for error in exc.errors:
+                    form.add_error("password1", error.message)
+            except team.InvitationInvalid as exc:
+                return render(request, "annotation/invitation_accept.html", {"invalid": exc.message}, status=404)
+            else:
+                # Sign in through the configured backends, as the sign-in form would.
+                signed_in = authenticate(request, username=user.username, password=form.cleaned_data["password1"])
+                if signed_in is not None:
+                    login(request, signed_in)
+                messages.success(request, f"Welcome, {user.username}: your account is ready.")
+                return redirect("project_detail", slug=invitation.project.slug)
+        status = 400
+    context = {"invitation": invitation, "form": form}
+    response = render(request, "annotation/invitation_accept.html", context, status=status)
+    response["Referrer-Policy"] = "no-referrer"  # the link's token must not leak to another site
+    add_never_cache_headers(response)
+    return response

@@ -1,0 +1,49 @@
+"""The API's input limits: JSON bodies read safely and within a size, and pages of a bounded size.
+
+Kept apart from config.api: DRF reads these classes from settings while its views module is being
+imported, and config.api imports that module.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import exceptions, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
+
+from annotation import jsonsafe
+
+PAGE_TOO_LARGE = "at most {limit} rows per page (CONCORD_API_MAX_PAGE_SIZE); page on with ?offset="
+BODY_TOO_LARGE = "the request body is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES)"
+BODY_NOT_JSON = "JSON parse error - {reason}"
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class SafeJSONParser(JSONParser):
+    """JSON bodies read with annotation.jsonsafe: deep nesting, NaN/Infinity and unpaired surrogates
+    are a 400 naming the field, and a body over CONCORD_IMPORT_MAX_BYTES is a 413, read no further."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.CONCORD_IMPORT_MAX_BYTES
+        raw = stream.read(limit + 1)
+        if len(raw) > limit:
+            raise RequestTooLarge(BODY_TOO_LARGE.format(limit=limit))
+        try:
+            return jsonsafe.loads(raw)
+        except jsonsafe.UnsafeJSON as exc:
+            raise exceptions.ParseError(BODY_NOT_JSON.format(reason=exc)) from None
+
+
+class CappedLimitOffsetPagination(LimitOffsetPagination):
+    """``?limit=`` above CONCORD_API_MAX_PAGE_SIZE is refused with a 400 rather than silently cut."""
+
+    def get_limit(self, request):
+        limit = super().get_limit(request)
+        cap = settings.CONCORD_API_MAX_PAGE_SIZE
+        if limit is not None and limit > cap:
+            raise exceptions.ValidationError({self.limit_query_param: [PAGE_TOO_LARGE.format(limit=cap)]})
+        return limit

@@ -1,0 +1,32 @@
+"""The Generate items step of a project's setup checklist (annotation/setup_checklist.py): optional,
+for projects whose items are made from source records by an LLM step."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from annotation.models import Project
+from annotation.setup_checklist import SetupStep, register_setup_step
+from judges.generation.steps import steps_for_kind
+from judges.models import GenerationRun
+
+
+def generate_items_step(project: Project) -> SetupStep:
+    runs = GenerationRun.objects.filter(project=project)
+    finished = runs.filter(status=GenerationRun.Status.COMPLETED).count()
+    if not steps_for_kind(project.kind):
+        detail = "no generator step makes this kind"
+    elif runs.exists():
+        detail = f"{finished} finished run{'s' if finished != 1 else ''}"
+    else:
+        detail = "optional: make items from threads or labels with an LLM"
+    return SetupStep(
+        key="generate_items",
+        label="Generate items",
+        done=finished > 0,
+        detail=detail,
+        url=reverse("generate_items", args=[project.slug]),
+    )
+
+
+register_setup_step(key="generate_items", order=15, step=generate_items_step)

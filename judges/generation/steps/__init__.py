@@ -1,0 +1,121 @@
+"""Generator steps: one module per step, each a versioned prompt, its JSON schema (the prompt's own
+``.schema.json``), the source it reads, and a function from (source record, model output) to item
+payloads of the target project's kind.
+
+A step is found by name (``get_step``); callers never branch on step names. Each step also has a
+deterministic baseline generator (no model), always labelled a baseline, so a run can go end to end
+without a GPU (the demo uses it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from annotation.errors import FieldError
+from judges.generation.sources import SourceReader, SourceRecord
+
+#: Text of one earlier question in a history line, at most (a title and the start of its body).
+HISTORY_TEXT_LIMIT = 500
+UNKNOWN_OPTION = "unknown value {value!r} for {name}; choose one of {choices}"
+
+
+class StepInputInvalid(Exception):
+    """A source record this step cannot use (e.g. no top-voted answer besides the accepted one)."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(map(str, errors)))
+        self.errors = errors
+
+
+class Step:
+    """Base of a step. Subclasses set the class attributes and implement the four methods."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    #: The task kind of the items it makes (the project's kind).
+    kind: ClassVar[str]
+    reader: ClassVar[type[SourceReader]]
+    #: The generator prompt (judges/prompts/), newest version unless a run names one.
+    prompt_name: ClassVar[str]
+    default_temperature: ClassVar[float] = 0.0
+    #: Option name → allowed values, the default first.
+    option_choices: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: Where the step comes from (paper, section).
+    source: ClassVar[str] = ""
+    baseline_version: ClassVar[int] = 1
+
+    def clean_options(self, options: dict[str, Any] | None) -> dict[str, str]:
+        """The options with defaults filled in; ValueError naming a bad one."""
+        options = dict(options or {})
+        cleaned = {}
+        for name, choices in self.option_choices.items():
+            value = options.pop(name, None) or choices[0]
+            if value not in choices:
+                raise ValueError(UNKNOWN_OPTION.format(value=value, name=name, choices=", ".join(choices)))
+            cleaned[name] = value
+        if options:
+            raise ValueError(f"step {self.name!r} takes no option {', '.join(sorted(options))}")
+        return cleaned
+
+    def input(self, record: SourceRecord, options: dict[str, str]) -> dict:
+        """What the prompt reads (and what the items need) from one source record; StepInputInvalid if unusable."""
+        raise NotImplementedError("subclasses of Step must provide input()")
+
+    def external_ids(self, source_id: str, options: dict[str, str]) -> list[str]:
+        """The ids of the items one record becomes, in the order :meth:`items` returns them."""
+        return [source_id]
+
+    def items(self, data: dict, output: dict, options: dict[str, str]) -> list[dict]:
+        """Item payloads (without provenance; ``meta`` may hold step facts) from a valid model output."""
+        raise NotImplementedError("subclasses of Step must provide items()")
+
+    def baseline(self, data: dict, options: dict[str, str]) -> dict:
+        """A deterministic output in the prompt's schema, made without a model."""
+        raise NotImplementedError("subclasses of Step must provide baseline()")
+
+
+def one_line(text: str, limit: int = HISTORY_TEXT_LIMIT) -> str:
+    """Whitespace collapsed, cut at ``limit`` characters (with an ellipsis)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def question_text(thread: dict) -> str:
+    """A thread's question as the user wrote it: the title, then the body."""
+    return f"{thread['title']}\n\n{thread['body']}".strip() if thread["body"] else thread["title"]
+
+
+def earlier_question_line(question: dict) -> str:
+    body = f" — {question['body']}" if question.get("body") else ""
+    return one_line(f"{question['title']}{body}")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s.strip()]
+
+
+def _steps() -> dict[str, Step]:
+    from judges.generation.steps.copa_profile import CopaProfile
+    from judges.generation.steps.copa_rationale import CopaRationale
+    from judges.generation.steps.ipqa_intents import IpqaIntents
+    from judges.generation.steps.label_statement import LabelStatement
+
+    return {step.name: step() for step in (IpqaIntents, CopaRationale, CopaProfile, LabelStatement)}
+
+
+def step_names() -> list[str]:
+    return list(_steps())
+
+
+def get_step(name: str) -> Step:
+    """The step called ``name``; KeyError naming the known ones otherwise."""
+    steps = _steps()
+    try:
+        return steps[name]
+    except KeyError:
+        raise KeyError(f"unknown step {name!r} (known: {', '.join(steps)})") from None
+
+
+def steps_for_kind(kind: str) -> list[Step]:
+    return [step for step in _steps().values() if step.kind == kind]

@@ -1,0 +1,156 @@
+"""Researcher pages for generation runs: Generate items (upload a source, choose a step, endpoint and
+parameters), and a run page with live progress, token counts and failures with their raw output.
+
+Thin: check access, call a service or selector, render. The uploaded file is kept only while the
+run starts (its records are stored with the run), and never at a path anyone typed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.access import project_access
+from annotation.errors import ImportRejected, ValidationFailed
+from annotation.models import Project, Role
+from judges.errors import JudgeError
+from judges.generation.forms import GenerateForm
+from judges.generation.selectors import (
+    generation_failures,
+    generation_progress,
+    generation_runs_for_project,
+    generation_tokens,
+)
+from judges.generation.services import generation_run_cancel, generation_run_resume, generation_run_start
+from judges.models import GenerationRun
+from judges.tasks import generation_run_dispatch
+
+NOT_A_RESEARCHER = "Only the project's researchers can generate items."
+SOURCE_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); use the command line"
+RUNS_SHOWN = 20
+FAILURES_PER_PAGE = 25
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+def _researcher_project(request: HttpRequest, slug: str) -> Project:
+    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
+
+
+def _run(project: Project, run_id: int) -> GenerationRun:
+    return get_object_or_404(GenerationRun.objects.select_related("project"), pk=run_id, project=project)
+
+
+def _page(request: HttpRequest, project: Project, form: GenerateForm | None = None, status: int = 200) -> HttpResponse:
+    context = {
+        "project": project,
+        "form": form or GenerateForm(project=project),
+        "runs": [generation_progress(run=r) for r in generation_runs_for_project(project=project)[:RUNS_SHOWN]],
+        "max_bytes": _max_bytes(),
+    }
+    return render(request, "judges/generate.html", context, status=status)
+
+
+def _max_bytes() -> int:
+    return getattr(settings, "CONCORD_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES)
+
+
+@login_required
+def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    if request.method != "POST":
+        return _page(request, project)
+    form = GenerateForm(request.POST, request.FILES, project=project)
+    if not form.is_valid():
+        return _page(request, project, form, status=400)
+    upload = form.cleaned_data["source"]
+    limit = _max_bytes()
+    if upload.size is not None and upload.size > limit:
+        form.add_error("source", SOURCE_TOO_LARGE.format(limit=limit))
+        return _page(request, project, form, status=400)
+    data = form.cleaned_data
+    with tempfile.TemporaryDirectory() as folder:
+        # Kept under a name of our own (the suffix only comes from the upload): the run stores the records.
+        path = Path(folder) / f"source{Path(upload.name).suffix.lower()[:10]}"
+        with path.open("wb") as handle:
+            for block in upload.chunks():
+                handle.write(block)
+        try:
+            run = generation_run_start(
+                project=project,
+                step=data["step"],
+                path=path,
+                source_name=Path(upload.name).name,
+                backend=data["backend"],
+                model=data["model"],
+                endpoint=data["endpoint"] or "",
+                temperature=data["temperature"],
+                max_tokens=data["max_tokens"],
+                seed=data["seed"],
+                options=form.step_options() if data["step"] == "copa_profile" else {},
+                limit=data["limit"],
+                created_by=request.user,
+            )
+        except ImportRejected as exc:
+            shown = [str(e) for e in exc.errors[:10]]
+            more = f" … and {exc.total - len(shown)} more" if exc.total > len(shown) else ""
+            form.add_error("source", "; ".join(shown) + more)
+            return _page(request, project, form, status=400)
+        except (JudgeError, ValidationFailed) as exc:
+            form.add_error(None, exc.message)
+            return _page(request, project, form, status=400)
+    transaction.on_commit(lambda: generation_run_dispatch(run_id=run.pk))
+    return redirect("generation_run_detail", slug=project.slug, run_id=run.pk)
+
+
+@login_required
+def generation_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    run = _run(project, run_id)
+    failures = Paginator(generation_failures(run=run), FAILURES_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "project": project,
+        "p": generation_progress(run=run),
+        "tokens": generation_tokens(run=run),
+        "failures": failures,
+    }
+    return render(request, "judges/generate_run.html", context)
+
+
+@login_required
+def generation_run_progress(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    context = {"project": project, "p": generation_progress(run=_run(project, run_id))}
+    return render(request, "judges/generate.html#generation-progress", context)
+
+
+@login_required
+@require_POST
+def generation_run_cancel_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    try:
+        generation_run_cancel(run=_run(project, run_id))
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+    return redirect("generation_run_detail", slug=project.slug, run_id=run_id)
+
+
+@login_required
+@require_POST
+def generation_run_resume_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    try:
+        run = generation_run_resume(run=_run(project, run_id))
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+    else:
+        transaction.on_commit(lambda: generation_run_dispatch(run_id=run.pk))
+    return redirect("generation_run_detail", slug=project.slug, run_id=run_id)

@@ -1,0 +1,50 @@
+"""The item page's judge panel (registered in JudgesConfig.ready()): each judge's latest suggestion for
+the item, shown in the kind's own form, or its failure with the reason and the raw output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.models import Item, Project
+from judges.models import Suggestion
+
+#: Raw model output shown on the page, at most (the rest stays in the database and the API).
+RAW_OUTPUT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class ShownSuggestion:
+    suggestion: Suggestion
+    #: The kind's form context for the value (empty for a failure, or a value the kind no longer accepts).
+    form: dict
+    problems: list[str]
+    raw_output: str
+    raw_truncated: bool
+
+
+def suggestions_panel(*, project: Project, item: Item, user: Any, roles: set[str]) -> dict:
+    """One query: the item's suggestions with their judges and runs, newest first per judge."""
+    kind = project.task_kind
+    latest: dict[int, Suggestion] = {}
+    rows = Suggestion.objects.filter(item=item).select_related("judge", "run").order_by("judge_id", "-updated_at")
+    for suggestion in rows:
+        latest.setdefault(suggestion.judge_id, suggestion)
+    shown = []
+    for suggestion in sorted(latest.values(), key=lambda s: (s.judge.name, s.judge_id)):
+        problems, form = [], {}
+        if suggestion.status == Suggestion.Status.OK:
+            problems = [str(p) for p in kind.check_value(suggestion.value, payload=item.payload)]
+            if not problems:
+                form = kind.form_context(payload=item.payload, value=suggestion.value, peers=[])
+        raw = suggestion.raw_output or ""
+        shown.append(
+            ShownSuggestion(
+                suggestion=suggestion,
+                form=form,
+                problems=problems,
+                raw_output=raw[:RAW_OUTPUT_CHARS],
+                raw_truncated=len(raw) > RAW_OUTPUT_CHARS,
+            )
+        )
+    return {"suggestions": shown, "kind": kind, "payload": item.payload}

@@ -1,0 +1,177 @@
+"""generate_items SLUG --from FILE --step STEP --backend openai|vllm|baseline [--model M] [--endpoint NAME]
+[--temperature T] [--max-tokens N] [--seed S] [--limit N] [--profile-from preceding|current]
+[--concurrency N] [--failures] [--wait]
+
+Exit codes are a contract (docs/cli.md): 0 when the run finished (its failed records are counted,
+and listed with --failures), 1 on bad input (the file's line and field, an unknown endpoint, a run
+that stopped), 2 on usage. stdout is one JSON object; with --wait, progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ImportRejected, ValidationFailed
+from annotation.models import Project
+from config.celery import app
+from judges.backends import backend_names, get_backend
+from judges.errors import MODEL_REQUIRED, JudgeError
+from judges.generation.selectors import generation_failures, generation_progress, generation_summary
+from judges.generation.services import generation_run_start
+from judges.generation.steps import step_names
+from judges.generation.steps.copa_profile import CURRENT, PRECEDING
+from judges.models import MAX_CONCURRENCY, GenerationRun
+from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
+from judges.tasks import generation_run_dispatch
+
+BAD_INPUT, USAGE = 1, 2
+POLL_SECONDS = 0.5
+LOG_EVERY_SECONDS = 5.0
+#: Failures listed by --failures, at most (the run page lists them all).
+FAILURES_SHOWN = 1000
+RAW_SHOWN = 2000
+
+
+def plain(text: str) -> str:
+    return text
+
+
+class Command(BaseCommand):
+    help = "Generate items for a project from a source file (threads, label inventories) with an LLM step."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="project slug")
+        parser.add_argument("--from", dest="source", required=True, help="source file (.jsonl) on this machine")
+        parser.add_argument("--step", required=True, choices=step_names())
+        parser.add_argument("--backend", required=True, choices=backend_names())
+        parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
+        parser.add_argument("--endpoint", default="", help="a configured endpoint by name (openai); default: default")
+        parser.add_argument("--temperature", type=float, default=None, help="default: the step's (0.7 for rationales)")
+        parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+        parser.add_argument("--limit", type=int, default=None, help="only the first N records of the file")
+        parser.add_argument(
+            "--profile-from",
+            choices=(PRECEDING, CURRENT),
+            default=None,
+            help="copa_profile: history before the question (preceding) or including it (current)",
+        )
+        parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
+        parser.add_argument("--failures", action="store_true", help="list the failed records in the JSON")
+        parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
+
+    def handle(self, *args, **o) -> None:
+        self._check_usage(o)
+        path = Path(o["source"])
+        if not path.is_file():
+            raise CommandError(f"no file {o['source']!r}", returncode=BAD_INPUT)
+        try:
+            project = Project.objects.get(slug=o["slug"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project with slug {o['slug']!r}", returncode=BAD_INPUT) from None
+        options = {"profile_from": o["profile_from"]} if o["profile_from"] else {}
+        try:
+            run = generation_run_start(
+                project=project,
+                step=o["step"],
+                path=path,
+                backend=o["backend"],
+                model=o["model"],
+                endpoint=o["endpoint"],
+                temperature=o["temperature"],
+                max_tokens=o["max_tokens"],
+                seed=o["seed"],
+                options=options,
+                limit=o["limit"],
+                concurrency=o["concurrency"],
+            )
+        except ImportRejected as exc:
+            for error in exc.errors:
+                self.stderr.write(str(error))
+            if exc.total > len(exc.errors):
+                self.stderr.write(f"… and {exc.total - len(exc.errors)} more")
+            message = f"{exc.total} problem(s) in {path.name}; nothing was started"
+            raise CommandError(message, returncode=BAD_INPUT) from None
+        except (JudgeError, ValidationFailed) as exc:
+            raise CommandError(exc.message, returncode=BAD_INPUT) from None
+        generation_run_dispatch(run_id=run.pk)
+        if o["wait"]:
+            run = self._wait(run, show=o["verbosity"] > 0)
+        run = GenerationRun.objects.select_related("project").get(pk=run.pk)
+        summary = generation_summary(run=run)
+        if o["failures"]:
+            summary["failures"] = [
+                {
+                    "line": r.line,
+                    "record": r.source_id,
+                    "reason": r.failure_reason,
+                    "raw_output": r.raw_output[:RAW_SHOWN],
+                    "attempts": r.attempts,
+                }
+                for r in generation_failures(run=run)[:FAILURES_SHOWN]
+            ]
+        self.stdout.write(json.dumps(summary, ensure_ascii=False))
+        if run.status in (GenerationRun.Status.FAILED, GenerationRun.Status.CANCELLED):
+            raise CommandError(
+                f"generation run {run.pk} {run.get_status_display().lower()}: {run.last_error or 'no reason'}",
+                returncode=BAD_INPUT,
+            )
+
+    def _check_usage(self, o: dict) -> None:
+        if o["concurrency"] is not None and not 1 <= o["concurrency"] <= MAX_CONCURRENCY:
+            raise CommandError(f"--concurrency must be between 1 and {MAX_CONCURRENCY}", returncode=USAGE)
+        if o["limit"] is not None and o["limit"] < 1:
+            raise CommandError("--limit must be at least 1", returncode=USAGE)
+        if o["max_tokens"] < 1:
+            raise CommandError("--max-tokens must be at least 1", returncode=USAGE)
+        if o["temperature"] is not None and not 0.0 <= o["temperature"] <= 2.0:
+            raise CommandError("--temperature must be between 0 and 2", returncode=USAGE)
+        if o["profile_from"] and o["step"] != "copa_profile":
+            raise CommandError("--profile-from applies to --step copa_profile only", returncode=USAGE)
+        if get_backend(o["backend"]).needs_model and not (o["model"] or settings.JUDGE_MODEL):
+            raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
+
+    def _wait(self, run: GenerationRun, *, show: bool) -> GenerationRun:
+        if app.conf.task_always_eager:
+            run = GenerationRun.objects.get(pk=run.pk)
+            if run.is_active:
+                errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"
+                raise CommandError(f"run {run.pk} did not finish in this process: {errors}", returncode=BAD_INPUT)
+            if show:
+                self.stderr.write(self._progress_line(run), style_func=plain)
+            return run
+        tty = self.stderr.isatty()
+        last_line = 0.0
+        try:
+            while True:
+                run = GenerationRun.objects.get(pk=run.pk)
+                now = time.monotonic()
+                finished = not run.is_active
+                if show and (finished or tty or now - last_line >= LOG_EVERY_SECONDS):
+                    last_line = now
+                    line = ("\r" if tty else "") + self._progress_line(run)
+                    self.stderr.write(line, style_func=plain, ending="" if tty else "\n")
+                    self.stderr.flush()
+                if finished:
+                    if show and tty:
+                        self.stderr.write("")
+                    return run
+                time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            self.stderr.write(f"\nstopped waiting; generation run {run.pk} goes on in the workers")
+            raise SystemExit(130) from None
+
+    @staticmethod
+    def _progress_line(run: GenerationRun) -> str:
+        p = generation_progress(run=run)
+        rate = f", {p.items_per_s:.1f} records/s" if p.items_per_s else ""
+        eta = f", ETA {p.eta_text}" if p.eta_text else ""
+        return (
+            f"generation run {run.pk} {run.status}: {p.done}/{run.total} records "
+            f"({run.ok_count} ok, {run.failed_count} failed, {run.existing_count} already made){rate}{eta}"
+        )

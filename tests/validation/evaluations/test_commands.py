@@ -1,0 +1,255 @@
+"""copa_eval, mcq_eval and build_mcq end to end: projects, judge runs and people, numbers by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Item
+from tests.validation.conftest import annotate, copa_value, suggest
+from validation.evaluations.copa import NOT_NORMALISED
+from validation.models import ReportSnapshot
+
+STAT_KEYS = {"statistic", "confidence_interval"}
+
+pytestmark = pytest.mark.django_db
+
+
+def run_command(*args) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+class CopaEvalCommandTests:
+    def test_json_has_the_documented_shape_and_the_hand_computed_numbers(self, copa):
+        project, _, llm, baseline = copa
+        data = json.loads(
+            run_command(
+                "copa_eval",
+                "copa",
+                "--run",
+                str(llm.pk),
+                "--run",
+                str(baseline.pk),
+                "--bootstrap",
+                "200",
+                "--seed",
+                "3",
+            )
+        )
+        assert set(data) == {"project", "evaluators"} and data["project"] == "copa"
+        factor, lexical = data["evaluators"]
+        assert set(factor) == {
+            "label",
+            "run",
+            "n_pairs",
+            "excluded_pairs",
+            "accuracy",
+            "tie_rate",
+            "margin",
+            "ablation",
+        }
+        assert (factor["run"], factor["n_pairs"], factor["excluded_pairs"]) == (llm.pk, 2, 1)
+        assert set(factor["accuracy"]) == STAT_KEYS
+        assert factor["accuracy"]["statistic"] == pytest.approx(0.5)
+        assert factor["tie_rate"]["statistic"] == pytest.approx(0.5)
+        assert factor["margin"]["statistic"] == pytest.approx((0.25 + 0) / 2)
+        assert list(factor["ablation"]) == ["CT", "SA", "SC", "CLM", "MS", "AMR"]
+        assert set(factor["ablation"]["CT"]) == {"accuracy", "tie_rate", "margin"}
+        # Without CT the p2 pair is 5/10 vs 4/10: a win.
+        assert factor["ablation"]["CT"]["accuracy"]["statistic"] == pytest.approx(1.0)
+        # Jaccard of the raw texts: p1 1 vs 0 (win), p2 0 vs 1/2 (loss), p3 equal (tie): accuracy only.
+        assert (lexical["n_pairs"], lexical["accuracy"]["statistic"]) == (3, pytest.approx(1 / 3))
+        assert lexical["tie_rate"] == {"statistic": None, "confidence_interval": None, "reason": NOT_NORMALISED}
+        assert lexical["ablation"] == {}
+
+    def test_people_s_gold_is_an_evaluator(self, copa, make_user):
+        project, items, _, _ = copa
+        for item, scores in (
+            (items["p1"][0], (0,)),
+            (items["p1"][1], (2,)),
+            (items["p2"][0], (2,)),
+            (items["p2"][1], (1,)),
+        ):
+            annotate(project, item, "ann", copa_value(*scores))
+        project.adjudication_rules = {"min_raters": 1}
+        project.save(update_fields=["adjudication_rules"])
+        data = json.loads(run_command("copa_eval", "copa", "--people", "--bootstrap", "0"))
+        (people,) = data["evaluators"]
+        assert (people["run"], people["n_pairs"], people["excluded_pairs"]) == (None, 2, 1)
+        assert people["accuracy"] == {"statistic": 0.5, "confidence_interval": None}
+        assert people["margin"]["statistic"] == pytest.approx((-1 + 0.5) / 2)
+
+    def test_latex_is_booktabs_and_markdown_and_csv_carry_the_table(self, copa):
+        _, _, llm, _ = copa
+        latex = run_command("copa_eval", "copa", "--run", str(llm.pk), "--format", "latex", "--bootstrap", "50")
+        assert_well_formed_booktabs(latex)
+        assert r"\label{tab:concord-copa_table3}" in latex and r"50.0\%" in latex
+        markdown = run_command("copa_eval", "copa", "--run", str(llm.pk), "--format", "md", "--bootstrap", "0")
+        assert "| Evaluator | Pairs | Excluded | Acc ↑ | Tie ↓ | Margin ↑ |" in markdown
+        assert "1 pair ids lack an accepted or a top-voted answer" in markdown
+        csv_text = run_command("copa_eval", "copa", "--run", str(llm.pk), "--format", "csv", "--bootstrap", "0")
+        assert csv_text.splitlines()[0] == "table,row,column,value,ci_low,ci_high,note"
+        assert "copa_table4_1,w/o CT" in csv_text
+
+    def test_freeze_then_check_matches_until_the_data_change(self, copa):
+        project, items, llm, _ = copa
+        frozen = json.loads(run_command("copa_eval", "copa", "--run", str(llm.pk), "--bootstrap", "100", "--freeze"))
+        snapshot = ReportSnapshot.objects.get(pk=frozen["snapshot"])
+        assert snapshot.kind == "copa_eval" and "tab:concord-copa_table3" in snapshot.latex
+        check = json.loads(run_command("copa_eval", "copa", "--check", str(snapshot.pk)))
+        assert (check["inputs_match"], check["numbers_match"], check["error"]) == (True, True, None)
+        suggest(llm, items["p3"][1], copa_value(0), prompt_sha256="q" * 64)  # the failed answer now scored
+        check = json.loads(run_command("copa_eval", "copa", "--check", str(snapshot.pk)))
+        assert check["inputs_match"] is False and check["numbers_match"] is False
+        assert any(d["path"].startswith("evaluation.evaluators[0].n_pairs") for d in check["differences"])
+
+    def test_bad_input_exits_1(self, copa, make_project):
+        _, _, llm, _ = copa
+        make_project("intent_mcq", slug="mcq")
+        for args, message in (
+            (("copa_eval", "copa"), "at least one judge run"),
+            (("copa_eval", "copa", "--run", "999999"), "does not exist"),
+            (("copa_eval", "mcq", "--people"), "copa_likert projects"),
+            (("copa_eval", "copa", "--run", str(llm.pk), "--run", str(llm.pk)), "twice"),
+            (("copa_eval", "copa", "--people", "--bootstrap", "100001"), "at most"),
+        ):
+            with pytest.raises(CommandError, match=message) as caught:
+                run_command(*args)
+            assert caught.value.returncode == 1
+
+
+def assert_well_formed_booktabs(latex: str) -> None:
+    assert latex.startswith("% Requires \\usepackage{booktabs}.")
+    begins, ends = re.findall(r"\\begin\{(\w+)\}", latex), re.findall(r"\\end\{(\w+)\}", latex)
+    assert begins and sorted(begins) == sorted(ends)
+    for block in re.findall(r"\\begin\{tabular\}.*?\\end\{tabular\}", latex, re.DOTALL):
+        assert block.index(r"\toprule") < block.index(r"\midrule") < block.index(r"\bottomrule")
+        columns = len(re.match(r"\\begin\{tabular\}\{(\w+)\}", block).group(1))
+        for line in block.splitlines():
+            if line.endswith(r"\\"):
+                assert len(re.split(r"(?<!\\)&", line)) == columns, line
+    # Captions and cells: outside math, every special character is escaped (& only separates cells).
+    text_lines = [line for line in latex.splitlines() if line.startswith(r"\caption") or line.endswith(r"\\")]
+    for line in text_lines:
+        plain = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", "", line).replace(" & ", " ")
+        assert not re.search(r"(?<!\\)[%#_&$^~]", plain), line
+
+
+MCQ_OPTIONS = ["To a.", "To b.", "To c.", "To d."]
+
+
+def mcq_item(project, external_id, answers, dataset, domain, form):
+    payload = {
+        "context": f"text {external_id}",
+        "context_type": form,
+        "question": "Why?",
+        "options": MCQ_OPTIONS,
+        "answers": answers,
+        "meta": {"dataset": dataset, "domain": domain},
+    }
+    return Item.objects.create(project=project, external_id=external_id, payload=payload)
+
+
+@pytest.fixture
+def mcq(make_project, judge_run):
+    project = make_project("intent_mcq", slug="mcq")
+    i1 = mcq_item(project, "i1", [0], "SNIPS", "daily life", "query")
+    i2 = mcq_item(project, "i2", [0, 1], "SNIPS", "daily life", "query")
+    i3 = mcq_item(project, "i3", [2], "SciCite", "writing", "monologue")
+    plain = judge_run(project, seed=None)  # no shuffle
+    suggest(plain, i1, {"chosen": [0]})  # F1 1
+    suggest(plain, i2, {"chosen": [0]})  # F1 2/3
+    suggest(plain, i3, None, failure="no answer")
+    shuffled = judge_run(project, seed=7)
+    suggest(shuffled, i1, {"chosen": [1]})  # F1 0
+    suggest(shuffled, i2, {"chosen": [0, 1]})  # F1 1
+    suggest(shuffled, i3, {"chosen": [2]})  # F1 1
+    annotate(project, i1, "ann", {"chosen": [0]})  # people: 1 and 0.5
+    annotate(project, i2, "ann", {"chosen": [1, 2]})
+    return project, plain, shuffled
+
+
+class McqEvalCommandTests:
+    def test_runs_baselines_and_breakdowns_by_hand(self, mcq):
+        _, plain, shuffled = mcq
+        data = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(shuffled.pk)))
+        first, second = data["runs"]
+        assert (first["label"].split(":")[0], second["label"].split(":")[0]) == ("no shuffle", "shuffle-7")
+        assert (first["n_answered"], first["parse_failures"], first["unanswered"]) == (2, 1, 0)
+        assert first["f1"]["failures_left_out"] == pytest.approx((1 + 2 / 3) / 2)
+        assert first["f1"]["failures_scored_zero"] == pytest.approx((1 + 2 / 3) / 3)
+        assert second["f1"]["failures_scored_zero"] == pytest.approx(2 / 3)
+        zero = data["over_runs"]["failures_scored_zero"]
+        values = [(1 + 2 / 3) / 3, 2 / 3]
+        assert zero["mean"] == pytest.approx(sum(values) / 2)
+        assert zero["std"] == pytest.approx(abs(values[0] - values[1]) / 2**0.5)  # sample std of two
+        # Random guess: v/u·2/(1+v) = 1/4, (2/4)(2/3), 1/4.
+        assert data["random_guess"]["statistic"] == pytest.approx((0.25 + 1 / 3 + 0.25) / 3)
+        assert data["human"]["measured"] == {"statistic": pytest.approx(0.75), "n_answers": 2, "n_instances": 2}
+        # Table 6: SNIPS 67% on 2 instances, SciCite 86% on 1.
+        assert data["human"]["estimated"]["statistic"] == pytest.approx((2 * 0.67 + 0.86) / 3)
+        by_form = {g["group"]: g for g in data["breakdowns"]["text_form"]}
+        assert by_form["monologue"]["runs"][0] == {
+            "run": plain.pk,
+            "failures_left_out": None,
+            "failures_scored_zero": 0.0,
+        }
+        labels = {g["group"]: g["n_instances"] for g in data["breakdowns"]["label_type"]}
+        assert labels == {"multiple": 1, "single": 2}
+        assert {g["group"] for g in data["breakdowns"]["domain"]} == {"daily life", "writing"}
+
+    def test_own_human_score_table_and_its_errors(self, mcq, tmp_path):
+        _, plain, _ = mcq
+        table = tmp_path / "scores.csv"
+        table.write_text("dataset,score\nsnips,50%\nSciCite,\n")
+        data = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--human-scores", str(table)))
+        assert data["human"]["estimated"]["statistic"] == pytest.approx(0.5)
+        assert data["human"]["estimated"]["n_instances"] == 2
+        table.write_text("dataset,score\nsnips,lots\n")
+        with pytest.raises(CommandError, match="line 2, field score") as caught:
+            run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--human-scores", str(table))
+        assert caught.value.returncode == 1
+
+    def test_latex_compiles_shape_and_freeze_round_trip(self, mcq):
+        _, plain, shuffled = mcq
+        latex = run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(shuffled.pk), "--format", "latex")
+        assert_well_formed_booktabs(latex)
+        frozen = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--freeze", "--title", "t"))
+        check = json.loads(run_command("mcq_eval", "mcq", "--check", str(frozen["snapshot"])))
+        assert check["numbers_match"] and check["inputs_match"]
+
+
+class BuildMcqTests:
+    def test_a_text_with_several_gold_intents_keeps_every_correct_option(self):
+        from validation.mcq import LabelStatement, mcq_instances
+
+        labels = [
+            LabelStatement("a", "D", "book", "To book a flight.", ("book and pay", "book only"), "travel", "query"),
+            LabelStatement("b", "D", "pay", "To pay.", ("book and pay",), "travel", "query"),
+            LabelStatement("c", "D", "other", "To do other.", ("other",), "travel", "query"),
+        ]
+        records = {r["context"]: r for r in mcq_instances(labels, seed=5)}
+        assert len(records) == 3
+        both = records["book and pay"]
+        assert sorted(both["options"][i] for i in both["answers"]) == ["To book a flight.", "To pay."]
+        assert both["meta"]["label_type"] == "multiple" and both["meta"]["labels"] == ["book", "pay"]
+        assert records["book only"]["meta"]["label_type"] == "single"
+        assert both["meta"]["domain"] == "travel" and both["context_type"] == "query"
+
+    def test_downsampling_per_dataset_is_seeded(self):
+        from validation.mcq import LabelStatement, mcq_instances
+
+        labels = [
+            LabelStatement(f"l{i}", "D", f"x{i}", f"To {i}.", tuple(f"t{i}-{j}" for j in range(5))) for i in range(4)
+        ]
+        first = [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
+        assert len(first) == 6 and first == [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
+        assert first != [r["external_id"] for r in mcq_instances(labels, seed=2, max_per_dataset=6)]

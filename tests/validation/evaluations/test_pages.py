@@ -1,0 +1,94 @@
+"""The evaluation pages: who may read and freeze them, and what they show."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Role
+from annotation.services import membership_add
+from tests.validation.evaluations.test_commands import assert_well_formed_booktabs
+from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
+from validation.evaluations.snapshots import evaluation_snapshot_create
+from validation.models import ReportSnapshot
+
+pytestmark = pytest.mark.django_db
+
+
+def member(project, make_user, name, role):
+    user = make_user(name)
+    membership_add(project=project, user=user, role=role)
+    return user
+
+
+class EvaluationPageTests:
+    def test_researchers_and_experts_read_annotators_are_refused(self, copa, make_user, client):
+        project, _, llm, _ = copa
+        url = reverse("evaluation", args=[project.slug, "copa"]) + f"?run={llm.pk}&bootstrap=50"
+        for name, role, status in (("r", Role.RESEARCHER, 200), ("e", Role.EXPERT, 200), ("a", Role.ANNOTATOR, 403)):
+            client.force_login(member(project, make_user, name, role))
+            response = client.get(url)
+            assert response.status_code == status, name
+            if status == 200:
+                assert "Comparison of evaluation methodologies (CoPA Table 3)" in response.content.decode()
+
+    def test_an_expert_cannot_freeze_by_crafting_the_post(self, copa, make_user, client):
+        project, _, llm, _ = copa
+        client.force_login(member(project, make_user, "e", Role.EXPERT))
+        response = client.post(reverse("evaluation_freeze", args=[project.slug, "copa"]), {"run": llm.pk})
+        assert response.status_code == 403 and not ReportSnapshot.objects.exists()
+
+    def test_a_researcher_freezes_and_the_snapshot_page_checks_it(self, copa, make_user, client):
+        project, _, llm, _ = copa
+        client.force_login(member(project, make_user, "r", Role.RESEARCHER))
+        response = client.post(
+            reverse("evaluation_freeze", args=[project.slug, "copa"]), {"run": llm.pk, "bootstrap": 20, "title": "t"}
+        )
+        snapshot = ReportSnapshot.objects.get()
+        assert response.status_code == 302 and snapshot.kind == "copa_eval" and snapshot.title == "t"
+        assert client.get(response.url).status_code == 200
+        client.post(reverse("report_snapshot_check", args=[project.slug, snapshot.pk]))
+        check = snapshot.checks.get()
+        assert check.numbers_match and check.inputs_match and not check.error
+
+    def test_a_page_refuses_more_resamples_than_a_request_computes(self, copa, make_user, client, settings):
+        project, _, llm, _ = copa
+        settings.CONCORD_REQUEST_BOOTSTRAP_MAX = 100
+        client.force_login(member(project, make_user, "r", Role.RESEARCHER))
+        url = reverse("evaluation_download", args=[project.slug, "copa", "latex"])
+        assert client.get(url, {"run": llm.pk, "bootstrap": 101}).status_code == 400
+        response = client.get(url, {"run": llm.pk, "bootstrap": 100})
+        assert response.status_code == 200 and response["Content-Type"].startswith("application/x-tex")
+
+    def test_the_evaluation_of_another_kind_is_not_found(self, copa, make_user, client):
+        project, _, _, _ = copa
+        client.force_login(member(project, make_user, "r", Role.RESEARCHER))
+        assert client.get(reverse("evaluation", args=[project.slug, "mcq"])).status_code == 404
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_tables_compile_with_booktabs(copa, tmp_path):
+    project, _, llm, baseline = copa
+    evaluation = copa_evaluation(
+        project=project, parameters=CopaEvalParameters(runs=(llm.pk, baseline.pk), bootstrap=50)
+    )
+    snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation)
+    assert_well_formed_booktabs(snapshot.latex)
+    document = tmp_path / "t.tex"
+    document.write_text(
+        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        + snapshot.latex
+        + "\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]

@@ -1,0 +1,368 @@
+"""``mcq_eval``: IntentGrasp model evaluation from an ``intent_mcq`` project (paper 002, §4, App. A-B).
+
+Each judge run is one evaluation session: the no-shuffle run (a judge without a seed keeps the
+item's option order) and the shuffles 7, 42 and 365 (a judge with that seed shows the options in
+an order drawn from the seed and the item alone, ``judges.prompting.IntentGraspMcq``). Per run the
+F1 with parse failures left out and scored 0; over runs the mean and sample standard deviation
+(Table 8); the random-guess baseline beside them (App. A.3); breakdowns by source dataset, domain
+(Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people
+answering the same questions, scored against the key) and estimated from the source datasets'
+reported agreement (App. A.2, ``validation.evaluations.human_scores``).
+
+An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
+payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
+more than one answer (v > 1), else ``single``; a missing field groups under "(none)".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from annotation.kinds.intent_mcq import instance_f1
+from annotation.models import Item, Project
+from judges.models import JudgeRun
+from judges.selectors import failed_suggestions, suggestion_values
+from validation.agreement import AgreementResult, random_guess_f1
+from validation.evaluations.base import (
+    EvaluatedRun,
+    Evaluation,
+    check_kind,
+    check_runs,
+    current_versions,
+    evaluated_runs,
+    inputs_digest,
+)
+from validation.evaluations.human_scores import HumanScoreTable, default_human_scores
+from validation.evaluations.mcq_eval import RunF1, Spread, estimated_human_f1, run_f1, spread_over_runs
+from validation.ratings import latest_annotations
+from validation.reports import Cell, Row, Table
+
+__all__ = ["FACETS", "McqEvalParameters", "mcq_evaluation"]
+
+NONE = "(none)"
+#: Breakdown facets: key, title, the paper's table.
+FACETS = (
+    ("dataset", "source dataset", "Table 6"),
+    ("domain", "domain", "Table 10"),
+    ("text_form", "text form", "Table 11"),
+    ("label_type", "label type", "Table 11"),
+)
+NO_RUN = "choose at least one judge run"
+NO_PEOPLE = "no person has answered these questions"
+WAYS = ("failures_left_out", "failures_scored_zero")
+
+
+@dataclass(frozen=True, kw_only=True)
+class McqEvalParameters:
+    """What besides the data changes ``mcq_eval``'s numbers; the human-score table travels with it."""
+
+    runs: tuple[int, ...] = ()
+    human_scores: HumanScoreTable | None = None
+
+    @property
+    def scores(self) -> HumanScoreTable:
+        return self.human_scores or default_human_scores()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "evaluation": "mcq_eval",
+            "runs": list(self.runs),
+            "human_scores_source": self.scores.source,
+            "human_scores": self.scores.to_json(),
+        }
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> McqEvalParameters:
+        table = HumanScoreTable.from_json(data["human_scores"], source=data["human_scores_source"])
+        return cls(runs=tuple(data["runs"]), human_scores=table)
+
+
+@dataclass(frozen=True)
+class McqInstance:
+    pk: int
+    external_id: str
+    answers: tuple[int, ...]
+    n_options: int
+    groups: dict[str, str]
+
+
+def _group(value: Any) -> str:
+    return str(value) if value not in (None, "") else NONE
+
+
+def mcq_instances_of(project: Project) -> list[McqInstance]:
+    found = []
+    rows = Item.objects.filter(project=project).order_by("pk").values_list("pk", "external_id", "payload")
+    for pk, external_id, payload in rows.iterator(chunk_size=2000):
+        meta = payload.get("meta") or {}
+        answers = tuple(sorted(set(payload["answers"])))
+        groups = {
+            "dataset": _group(meta.get("dataset")),
+            "domain": _group(meta.get("domain")),
+            "text_form": _group(payload.get("context_type") or meta.get("text_form")),
+            "label_type": "multiple" if len(answers) > 1 else "single",
+        }
+        found.append(McqInstance(pk, external_id, answers, len(payload["options"]), groups))
+    return found
+
+
+@dataclass(frozen=True)
+class _RunScores:
+    run: EvaluatedRun
+    f1: np.ndarray  # per instance, NaN without a readable answer
+    parse_failures: int
+
+    @property
+    def label(self) -> str:
+        order = "no shuffle" if self.run.seed is None else f"shuffle-{self.run.seed}"
+        return f"{order}: {self.run.label}"
+
+
+def _run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> _RunScores:
+    position = {instance.pk: i for i, instance in enumerate(instances)}
+    f1 = np.full(len(instances), np.nan)
+    for item_id, value in suggestion_values(run_id=run.run_id):
+        if item_id in position:
+            f1[position[item_id]] = instance_f1(value["chosen"], list(instances[position[item_id]].answers))
+    failed = set(failed_suggestions(run=JudgeRun.objects.get(pk=run.run_id)).values_list("item_id", flat=True))
+    parse_failures = sum(1 for pk in failed if pk in position and np.isnan(f1[position[pk]]))
+    return _RunScores(run, f1, parse_failures)
+
+
+def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[AgreementResult, list[list]]:
+    """People's F1 against the key, the mean over every person's latest answer (the report's number),
+    and the answers it averages as (external id, rater, F1) for the inputs digest."""
+    answers = {instance.pk: (instance.external_id, list(instance.answers)) for instance in instances}
+    scored: list[list] = []
+    rows = latest_annotations(project).values_list("item_id", "rater", "value").iterator(chunk_size=5000)
+    for item_id, rater, value in rows:
+        if item_id in answers:
+            external_id, key = answers[item_id]
+            scored.append([external_id, rater, instance_f1(value["chosen"], key)])
+    scored.sort()
+    method = "mean F1 of people's latest answers against the key"
+    if not scored:
+        return AgreementResult(statistic=None, n_units=0, method=method, reason=NO_PEOPLE), scored
+    n_items = len({external_id for external_id, _, _ in scored})
+    statistic = float(np.mean([f1 for _, _, f1 in scored]))
+    return AgreementResult(statistic=statistic, n_units=n_items, method=method), scored
+
+
+def _spread_json(spread: Spread) -> dict[str, Any]:
+    data: dict[str, Any] = {"mean": spread.mean, "std": spread.std, "n_runs": spread.n_runs}
+    if spread.reason:
+        data["reason"] = spread.reason
+    return data
+
+
+def _f1_json(result: RunF1) -> dict[str, Any]:
+    return {way: getattr(result, way).statistic for way in WAYS}
+
+
+def _over_runs(results: Sequence[RunF1]) -> dict[str, Spread]:
+    return {way: spread_over_runs([getattr(r, way).statistic for r in results]) for way in WAYS}
+
+
+def _baseline(instances: Sequence[McqInstance]) -> AgreementResult:
+    return random_guess_f1([len(i.answers) for i in instances], [i.n_options for i in instances])
+
+
+@dataclass(frozen=True)
+class _GroupResult:
+    group: str
+    n_instances: int
+    random_guess: AgreementResult
+    runs: list[RunF1]
+    over_runs: dict[str, Spread]
+
+
+def _breakdown(facet: str, instances: list[McqInstance], runs: list[_RunScores]) -> list[_GroupResult]:
+    members: dict[str, list[int]] = {}
+    for index, instance in enumerate(instances):
+        members.setdefault(instance.groups[facet], []).append(index)
+    results = []
+    for group in sorted(members):
+        rows = np.asarray(members[group])
+        per_run = [run_f1(r.f1[rows]) for r in runs]
+        results.append(
+            _GroupResult(group, len(rows), _baseline([instances[i] for i in rows]), per_run, _over_runs(per_run))
+        )
+    return results
+
+
+def _percent(result: AgreementResult) -> Cell:
+    return Cell.of(result, format="percent")
+
+
+def _spread_cells(spread: Spread) -> tuple[Cell, Cell]:
+    return (
+        Cell(value=spread.mean, format="percent", note=None if spread.mean is not None else spread.reason),
+        Cell(value=spread.std, format="percent", note=None if spread.std is not None else spread.reason),
+    )
+
+
+def _tables(
+    instances: list[McqInstance],
+    runs: list[_RunScores],
+    results: list[RunF1],
+    over: dict[str, Spread],
+    baseline: AgreementResult,
+    measured: AgreementResult,
+    estimated: AgreementResult,
+    breakdowns: dict[str, list[_GroupResult]],
+    scores: HumanScoreTable,
+) -> list[Table]:
+    rows = [
+        Row(
+            r.label,
+            (
+                Cell.count(result.n_answered),
+                Cell.count(result.n_unanswered),
+                _percent(result.failures_left_out),
+                _percent(result.failures_scored_zero),
+            ),
+        )
+        for r, result in zip(runs, results, strict=True)
+    ]
+    left_mean, left_std = _spread_cells(over["failures_left_out"])
+    zero_mean, zero_std = _spread_cells(over["failures_scored_zero"])
+    rows.append(Row("Mean over runs", (Cell(), Cell(), left_mean, zero_mean), summary=True))
+    rows.append(Row("Sample std over runs", (Cell(), Cell(), left_std, zero_std)))
+    rows.append(
+        Row("Random guess (expected)", (Cell(), Cell(), _percent(baseline), _percent(baseline)), rule_above=True)
+    )
+    rows.append(Row("Human, measured (people vs the key)", (Cell(), Cell(), _percent(measured), _percent(measured))))
+    rows.append(Row(f"Human, estimated ({scores.source})", (Cell(), Cell(), _percent(estimated), _percent(estimated))))
+    notes = (
+        "F1 per instance is 2|C∩A| / (|C| + |A|), averaged over instances (IntentGrasp §4.1). A run's failures are "
+        "instances without a readable answer: left out in one column, scored 0 in the other (as the released "
+        "scorer does).",
+        "Random guess: one option at random, expected F1 mean of (v/u)·2/(1+v) (App. A.3). Estimated human "
+        f"baseline: reported human scores weighted by instance count over the {estimated.n_units} instances "
+        "whose dataset reports one (App. A.2).",
+    )
+    tables = [
+        Table(
+            key="mcq_runs",
+            title="IntentGrasp evaluation by run (IntentGrasp Table 8)",
+            caption=(
+                f"F1 (%) on {len(instances)} instances per run, the mean and sample standard deviation over "
+                f"{len(runs)} runs, and the baselines."
+            ),
+            columns=("Run", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
+            latex_columns=("Run", "Answered", "Failed", "F1 (left out)", "F1 (scored 0)"),
+            rows=tuple(rows),
+            notes=notes,
+        )
+    ]
+    for facet, title, source in FACETS:
+        group_rows = []
+        for group in breakdowns[facet]:
+            left = _spread_cells(group.over_runs["failures_left_out"])
+            zero = _spread_cells(group.over_runs["failures_scored_zero"])
+            group_rows.append(
+                Row(group.group, (Cell.count(group.n_instances), _percent(group.random_guess), *left, *zero))
+            )
+        tables.append(
+            Table(
+                key=f"mcq_by_{facet}",
+                title=f"IntentGrasp evaluation by {title} (IntentGrasp {source})",
+                caption=f"Mean and sample std of F1 (%) over {len(runs)} runs per {title}, beside the random guess.",
+                columns=("Group", "Instances", "Random guess", "F1 left out", "Std", "F1 scored 0", "Std"),
+                latex_columns=("Group", "$n$", "Random", "F1 (left out)", "Std", "F1 (scored 0)", "Std"),
+                rows=tuple(group_rows),
+            )
+        )
+    return tables
+
+
+def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evaluation:
+    """``mcq_eval``'s numbers and tables for an ``intent_mcq`` project.
+
+    Raises
+    ------
+    WrongKind, UnknownJudgeRun, ValueError
+        As for ``copa_evaluation``.
+    """
+    check_kind(project, expected="intent_mcq", evaluation="mcq_eval")
+    check_runs(parameters.runs)
+    if not parameters.runs:
+        raise ValueError(NO_RUN)
+    runs = evaluated_runs(project, parameters.runs)
+    instances = mcq_instances_of(project)
+    scored = [_run_scores(run, instances) for run in runs]
+    results = [run_f1(r.f1) for r in scored]
+    over = _over_runs(results)
+    baseline = _baseline(instances)
+    measured, people = _measured_human(project, instances)
+    n_answers = len(people)
+    table = parameters.scores
+    counts: dict[str, int] = {}
+    for instance in instances:
+        counts[instance.groups["dataset"]] = counts.get(instance.groups["dataset"], 0) + 1
+    estimated = estimated_human_f1(counts, {name: table.score_of(name) for name in counts})
+    breakdowns = {facet: _breakdown(facet, instances, scored) for facet, _, _ in FACETS}
+    result = {
+        "project": project.slug,
+        "n_instances": len(instances),
+        "random_guess": {"statistic": baseline.statistic, "n_instances": baseline.n_units},
+        "human": {
+            "measured": {"statistic": measured.statistic, "n_answers": n_answers, "n_instances": measured.n_units},
+            "estimated": {
+                "statistic": estimated.statistic,
+                "n_instances": estimated.n_units,
+                "source": table.source,
+                "datasets": [
+                    {"dataset": name, "instances": n, "score": table.score_of(name)}
+                    for name, n in sorted(counts.items())
+                ],
+            },
+        },
+        "runs": [
+            {
+                "run": r.run.run_id,
+                "label": r.label,
+                "seed": r.run.seed,
+                "shuffled": r.run.seed is not None,
+                "n_answered": result.n_answered,
+                "parse_failures": r.parse_failures,
+                "unanswered": result.n_unanswered - r.parse_failures,
+                "f1": _f1_json(result),
+            }
+            for r, result in zip(scored, results, strict=True)
+        ],
+        "over_runs": {way: _spread_json(spread) for way, spread in over.items()},
+        "breakdowns": {
+            facet: [
+                {
+                    "group": g.group,
+                    "n_instances": g.n_instances,
+                    "random_guess": g.random_guess.statistic,
+                    "runs": [{"run": r.run.run_id, **_f1_json(f)} for r, f in zip(scored, g.runs, strict=True)],
+                    "over_runs": {way: _spread_json(spread) for way, spread in g.over_runs.items()},
+                }
+                for g in groups
+            ]
+            for facet, groups in breakdowns.items()
+        },
+    }
+    inputs = {
+        "instances": [[i.external_id, list(i.answers), i.n_options, i.groups] for i in instances],
+        "runs": [[r.run.run_id, [None if np.isnan(x) else float(x) for x in r.f1], r.parse_failures] for r in scored],
+        "people": people,
+    }
+    return Evaluation(
+        name="mcq_eval",
+        project=project.slug,
+        title=project.title,
+        parameters=parameters.to_json_dict(),
+        inputs_sha256=inputs_digest(inputs),
+        library_versions=current_versions(),
+        result=result,
+        tables=tuple(_tables(instances, scored, results, over, baseline, measured, estimated, breakdowns, table)),
+        judge_label="; ".join(r.label for r in scored),
+    )

@@ -1,0 +1,97 @@
+"""``copa_eval SLUG --run ID [--run ID ...] [--people]``: CoPA's Table 3 and Table 4 (paper 001, §5.2).
+
+Does each evaluator (a judge run, or people's gold) score the answer the user accepted above the
+top-voted one? Accuracy, Tie rate and Margin over the project's pairs with seeded bootstrap
+intervals, and each with one factor left out. ``--freeze`` stores a snapshot; ``--check ID``
+recomputes one. Exit codes: 0 success, 1 bad input (unknown project, run or snapshot, wrong kind),
+2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from annotation.models import Project
+from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
+from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
+from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
+from validation.management.commands._shared import non_negative_int
+from validation.models import ReportSnapshot
+
+UNKNOWN_SNAPSHOT = "no {kind} snapshot {id} in project {slug!r}"
+
+
+def check_snapshot(command: BaseCommand, project: Project, snapshot_id: int, kind: str) -> None:
+    """``--check``: recompute the snapshot and print what matches (shared with ``mcq_eval``)."""
+    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, kind=kind).first()
+    if snapshot is None:
+        raise CommandError(UNKNOWN_SNAPSHOT.format(kind=kind, id=snapshot_id, slug=project.slug), returncode=BAD_INPUT)
+    check = evaluation_snapshot_check(snapshot=snapshot)
+    payload = {
+        "snapshot": snapshot.pk,
+        "inputs_match": check.inputs_match,
+        "numbers_match": check.numbers_match,
+        "versions_match": check.versions_match,
+        "difference_count": check.difference_count,
+        "differences": check.differences,
+        "error": check.error or None,
+    }
+    command.stdout.write(json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False))
+
+
+def freeze(command: BaseCommand, project: Project, evaluation: Any, title: str) -> None:
+    snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, title=title)
+    payload = {
+        "snapshot": snapshot.pk,
+        "project": project.slug,
+        "inputs_sha256": snapshot.inputs_sha256,
+        "numbers_sha256": snapshot.numbers_sha256,
+    }
+    command.stdout.write(json.dumps(payload, indent=2))
+
+
+class Command(BaseCommand):
+    help = "CoPA evaluator comparison (Table 3) and factor ablation (Table 4) over accepted/top-voted pairs."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("slug", help="a copa_likert project")
+        parser.add_argument(
+            "--run", type=int, action="append", default=[], metavar="ID", help=f"a judge run (at most {MAX_RUNS})"
+        )
+        parser.add_argument("--people", action="store_true", help="also evaluate people's gold scores")
+        parser.add_argument(
+            "--bootstrap",
+            type=non_negative_int,
+            default=1000,
+            metavar="N",
+            help=f"bootstrap resamples over pairs (1000; at most {MAX_BOOTSTRAP})",
+        )
+        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--freeze", action="store_true", help="store a snapshot; print its id")
+        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
+        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_or_fail(options["slug"])
+        if options["check"] is not None:
+            check_snapshot(self, project, options["check"], "copa_eval")
+            return
+        parameters = CopaEvalParameters(
+            runs=tuple(options["run"]), people=options["people"], bootstrap=options["bootstrap"], seed=options["seed"]
+        )
+        try:
+            evaluation = copa_evaluation(project=project, parameters=parameters)
+        except (UnknownJudgeRun, WrongKind, ValueError) as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from None
+        if options["freeze"]:
+            freeze(self, project, evaluation, options["title"])
+            return
+        text = render_evaluation(evaluation, options["format"])
+        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")

@@ -1,0 +1,71 @@
+"""``mcq_eval SLUG --run ID [--run ID ...]``: IntentGrasp model evaluation (paper 002, §4, App. A-B).
+
+Per run the F1 (per-instance F1 averaged) with parse failures left out and scored 0, the mean and
+sample standard deviation over runs, the random-guess baseline, breakdowns by dataset, domain, text
+form and label type, and the human baseline measured and estimated (``--human-scores FILE``, the
+paper's Table 6 by default). ``--freeze`` / ``--check ID`` as for ``copa_eval``. Exit codes: 0
+success, 1 bad input, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
+from validation.evaluations.human_scores import MAX_BYTES, TableError, parse_human_scores
+from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
+from validation.management.commands.copa_eval import check_snapshot, freeze
+
+
+class Command(BaseCommand):
+    help = "IntentGrasp F1 per run and over runs, with baselines and breakdowns, from an intent_mcq project."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("slug", help="an intent_mcq project")
+        parser.add_argument(
+            "--run", type=int, action="append", default=[], metavar="ID", help=f"a judge run (at most {MAX_RUNS})"
+        )
+        parser.add_argument(
+            "--human-scores",
+            metavar="FILE",
+            help="CSV of dataset,score: reported human scores per source dataset (default: IntentGrasp Table 6)",
+        )
+        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--freeze", action="store_true", help="store a snapshot; print its id")
+        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
+        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_or_fail(options["slug"])
+        if options["check"] is not None:
+            check_snapshot(self, project, options["check"], "mcq_eval")
+            return
+        table = None
+        if options["human_scores"]:
+            path = Path(options["human_scores"])
+            try:
+                if path.stat().st_size > MAX_BYTES:
+                    raise CommandError(f"{path}: larger than {MAX_BYTES} bytes", returncode=BAD_INPUT)
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"cannot read {path}: {exc}", returncode=BAD_INPUT) from None
+            try:
+                table = parse_human_scores(text, source=path.name)
+            except TableError as exc:
+                raise CommandError(f"{path}: " + "; ".join(str(e) for e in exc.errors), returncode=BAD_INPUT) from None
+        parameters = McqEvalParameters(runs=tuple(options["run"]), human_scores=table)
+        try:
+            evaluation = mcq_evaluation(project=project, parameters=parameters)
+        except (UnknownJudgeRun, WrongKind, ValueError) as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from None
+        if options["freeze"]:
+            freeze(self, project, evaluation, options["title"])
+            return
+        text = render_evaluation(evaluation, options["format"])
+        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
