@@ -28,9 +28,11 @@ run: install
 test: install
 	$(BIN)/python -m pytest
 
+# lint-imports checks the layer contracts of pyproject.toml ([tool.importlinter]).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 format: install
 	$(BIN)/ruff format .

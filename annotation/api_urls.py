@@ -1,8 +1,8 @@
+"""The annotation app's API routes; config/api_urls.py mounts them under /api/ beside the other apps'."""
+
 from django.urls import path
 
 from annotation import apis, member_apis
-from judges import apis as judge_apis
-from validation import apis as validation_apis
 
 urlpatterns = [
     path("projects/", apis.ProjectListApi.as_view(), name="api_projects"),
@@ -13,10 +13,6 @@ urlpatterns = [
     path("assignments/<int:assignment_id>/submit/", apis.AssignmentSubmitApi.as_view(), name="api_assignment_submit"),
     path("assignments/<int:assignment_id>/skip/", apis.AssignmentSkipApi.as_view(), name="api_assignment_skip"),
     path("annotations/<int:annotation_id>/", apis.AnnotationDetailApi.as_view(), name="api_annotation"),
-    path("projects/<slug:slug>/runs/", judge_apis.JudgeRunListApi.as_view(), name="api_runs"),
-    path("runs/<int:run_id>/", judge_apis.JudgeRunDetailApi.as_view(), name="api_run"),
-    path("projects/<slug:slug>/agreement/", validation_apis.AgreementApi.as_view(), name="api_agreement"),
-    path("projects/<slug:slug>/gold/", validation_apis.GoldExportApi.as_view(), name="api_gold"),
     path("projects/<slug:slug>/members/", member_apis.MemberListApi.as_view(), name="api_members"),
     path("projects/<slug:slug>/members/<str:username>/", member_apis.MemberDetailApi.as_view(), name="api_member"),
 ]

@@ -14,7 +14,7 @@ import hashlib
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
@@ -34,16 +34,19 @@ ITEM_NOW_FULL = "this item has meanwhile reached its {overlap} annotators, so it
 
 class NotAssigned(ConcordError):
     code = "not_assigned"
+    http_status = 404
 
 
 class AssignmentClosed(ConcordError):
     code = "assignment_closed"
+    http_status = 409
 
 
 class MemberPaused(ConcordError, PermissionDenied):
     """A paused member is served no new items. A PermissionDenied too, so pages answer 403."""
 
     code = "member_paused"
+    http_status = 403
 
 
 def seeded_fraction(*parts: Any) -> float:
@@ -61,62 +64,11 @@ def suggestion_exposed(*, project: Project, item_id: int, annotator_id: int) -> 
     return False
 
 
-# The statements below run on every workspace request, so they are written out (see annotation/sql.py).
-
-CURRENT_SQL = """
-SELECT a.*, i.external_id AS item_external_id, i.payload AS item_payload, i.gold_value AS item_gold_value
-FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
-WHERE {where}
-ORDER BY a.created_at, a.id
-LIMIT 1
-"""
-# The last column says whether the member is paused: checked on every claim at no extra statement.
-STATE_SQL = """
-SELECT s.id, s.cursor, s.served, EXISTS (
-    SELECT 1 FROM annotation_membership m WHERE m.project_id = s.project_id AND m.user_id = s.annotator_id AND m.paused
-)
-FROM annotation_annotatorstate s WHERE s.project_id = %s AND s.annotator_id = %s
-"""
-# Open items the user has not had, in the project's order after (or up to) their cursor. The partial
-# index item_open_in_order serves it: the anti-join stops at the first row that passes.
-NEXT_OPEN_SQL = """
-SELECT i.* FROM annotation_item i
-WHERE i.project_id = %s AND i.is_open AND i.order_key {cmp} %s
-  AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.item_id = i.id AND a.annotator_id = %s)
-ORDER BY i.order_key
-LIMIT 1
-"""
-# The conditional UPDATE that keeps an item at k annotators however many ask at once.
-TAKE_PLACE_SQL = """
-UPDATE annotation_item SET assigned_count = assigned_count + 1, is_open = (assigned_count + 1 < %s)
-WHERE id = %s AND is_open AND assigned_count < %s
-"""
-INSERT_ASSIGNMENT_SQL = """
-INSERT INTO annotation_assignment
-    (project_id, item_id, annotator_id, status, skip_reason, suggestion_visible, created_at, opened_at)
-VALUES (%s, %s, %s, %s, '', %s, %s, %s)
-RETURNING id
-"""
-
-
-def _assignment_with_item(project: Project | None, user, where: str, params: list) -> Assignment | None:
-    """One assignment and its item from one statement. The item's other columns stay deferred (read
-    if asked for); its JSON columns come as text and are decoded here."""
-    found = next(iter(Assignment.objects.raw(CURRENT_SQL.format(where=where), params)), None)
+def _assignment_with_item(project: Project | None, user, found: Assignment | None) -> Assignment | None:
+    """An assignment read by annotation/sql.py, tied to the objects the caller already holds."""
     if found is None:
         return None
     found.annotator = user
-    found.item = Item.from_db(
-        connection.alias,
-        ["id", "project_id", "external_id", "payload", "gold_value"],
-        [
-            found.item_id,
-            found.project_id,
-            found.item_external_id,
-            sql.json_column(found.item_payload),
-            sql.json_column(found.item_gold_value),
-        ],
-    )
     if project is not None:
         found.project = found.item.project = project
     return found
@@ -125,7 +77,7 @@ def _assignment_with_item(project: Project | None, user, where: str, params: lis
 def _state(project: Project, user) -> tuple[int, int, int]:
     """(id, cursor, served) of the user's place in the project's order, locked until the claim ends.
     A paused member gets MemberPaused instead."""
-    row = sql.fetch_one(STATE_SQL + sql.for_update(), [project.pk, user.pk])
+    row = sql.annotator_state_locked(project_id=project.pk, user_id=user.pk)
     if row is not None:
         if row[3]:
             raise MemberPaused(MEMBER_PAUSED)
@@ -145,9 +97,8 @@ def _not_mine(user):
 def _next_open_item(project: Project, user, cursor: int) -> Item | None:
     """The first open item after the cursor that the user has not had, wrapping round once. The whole
     row comes back, since the page shows it next."""
-    for cmp in (">", "<="):
-        params = [project.pk, cursor, user.pk]
-        found = next(iter(Item.objects.raw(NEXT_OPEN_SQL.format(cmp=cmp), params)), None)
+    for wrapped in (False, True):
+        found = sql.next_open_item(project_id=project.pk, cursor=cursor, user_id=user.pk, wrapped=wrapped)
         if found is not None:
             found.project = project
             return found
@@ -156,7 +107,7 @@ def _next_open_item(project: Project, user, cursor: int) -> Item | None:
 
 def _take_place(project: Project, item_id: int) -> bool:
     """Count one more annotator on the item, unless it already has k. True when the place was taken."""
-    return sql.execute(TAKE_PLACE_SQL, [project.overlap, item_id, project.overlap]) == 1
+    return sql.item_take_place(item_id=item_id, overlap=project.overlap)
 
 
 def _qualification_item(project: Project, user) -> Item | None:
@@ -170,8 +121,7 @@ def _qualification_item(project: Project, user) -> Item | None:
 
 def assignment_current(*, project: Project, user) -> Assignment | None:
     """The item the user holds and has not finished, oldest first."""
-    where = "a.project_id = %s AND a.annotator_id = %s AND a.status = %s"
-    return _assignment_with_item(project, user, where, [project.pk, user.pk, Assignment.Status.ASSIGNED])
+    return _assignment_with_item(project, user, sql.current_assignment(project_id=project.pk, user_id=user.pk))
 
 
 def assignment_claim_next(*, project: Project, user) -> Assignment | None:
@@ -212,13 +162,10 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
     now = timezone.now()
     visible = suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk)
     status = Assignment.Status.ASSIGNED
-    stamp = sql.db_datetime(now)
-    (assignment_id,) = sql.fetch_one(
-        INSERT_ASSIGNMENT_SQL, [project.pk, item.pk, user.pk, status, visible, stamp, stamp]
+    assignment_id = sql.assignment_insert(
+        project_id=project.pk, item_id=item.pk, user_id=user.pk, status=status, suggestion_visible=visible, now=now
     )
-    sql.execute(
-        "UPDATE annotation_annotatorstate SET served = served + 1, cursor = %s WHERE id = %s", [cursor, state_id]
-    )
+    sql.annotator_state_advance(state_id=state_id, cursor=cursor)
     return sql.stored(
         Assignment,
         id=assignment_id,
@@ -236,10 +183,9 @@ def assignment_for_user(*, assignment_id: int, user, project: Project | None = N
     """The user's own assignment (any status), within ``project`` when one is given."""
     if not 0 < assignment_id < 2**63:  # no such row, and the database would refuse the number
         raise NotAssigned(NOT_YOUR_ASSIGNMENT)
-    where, params = "a.id = %s AND a.annotator_id = %s", [assignment_id, user.pk]
-    if project is not None:
-        where, params = f"{where} AND a.project_id = %s", [*params, project.pk]
-    found = _assignment_with_item(project, user, where, params)
+    project_id = None if project is None else project.pk
+    row = sql.assignment_by_id(assignment_id=assignment_id, user_id=user.pk, project_id=project_id)
+    found = _assignment_with_item(project, user, row)
     if found is None:
         raise NotAssigned(NOT_YOUR_ASSIGNMENT)
     return found
@@ -248,10 +194,7 @@ def assignment_for_user(*, assignment_id: int, user, project: Project | None = N
 def assignment_open(*, assignment: Assignment) -> Assignment:
     """Mark the item as in front of the annotator now: time on item counts from here."""
     assignment.opened_at = timezone.now()
-    sql.execute(
-        "UPDATE annotation_assignment SET opened_at = %s WHERE id = %s",
-        [sql.db_datetime(assignment.opened_at), assignment.pk],
-    )
+    sql.assignment_mark_opened(assignment_id=assignment.pk, now=assignment.opened_at)
     return assignment
 
 
@@ -304,14 +247,9 @@ def assignment_submit(
         # Close the assignment first: the UPDATE locks the row, so a skip arriving at the same moment
         # waits, and an invalid value below rolls it back. No row changed: already closed, by a
         # submit (this is an edit, a new version) or by a skip (refused).
-        closed = sql.execute(
-            "UPDATE annotation_assignment SET status = %s, completed_at = %s WHERE id = %s AND status = %s",
-            [Assignment.Status.SUBMITTED, sql.db_datetime(now), assignment.pk, Assignment.Status.ASSIGNED],
-        )
-        if not closed:
-            (status,) = sql.fetch_one("SELECT status FROM annotation_assignment WHERE id = %s", [assignment.pk])
-            if status == Assignment.Status.SKIPPED:
-                raise AssignmentClosed(ALREADY_CLOSED)
+        closed = sql.assignment_close(assignment_id=assignment.pk, now=now)
+        if not closed and sql.assignment_status(assignment_id=assignment.pk) == Assignment.Status.SKIPPED:
+            raise AssignmentClosed(ALREADY_CLOSED)
         return annotation_submit(
             item=assignment.item,
             user=assignment.annotator,

@@ -1,4 +1,4 @@
-"""Demo data: one project per task kind, items from ``fixtures/demo/``, and a user per role.
+"""Demo data: one project per task kind, items from ``fixtures/demo/<kind>.jsonl``, and a user per role.
 
 ``demo_load`` is idempotent: a project that exists is left as it is (its items are imported only
 while it has none), an account that exists keeps its password, and memberships are added only
@@ -18,8 +18,7 @@ from django.db import transaction
 
 from annotation.errors import ConcordError
 from annotation.importing import import_items
-from annotation.kinds.copa_likert import FACTORS, SCALE
-from annotation.kinds.rationale_inspection import FAILURE_CATEGORIES
+from annotation.kinds import all_kinds
 from annotation.models import Item, Project, Role, SuggestionExposure
 from annotation.services import membership_add, project_create
 
@@ -37,91 +36,6 @@ class DemoConflict(ConcordError):
     code = "demo_conflict"
 
 
-# -- guidelines (Markdown), from the rubrics of the three papers ----------------------------------
-
-IPQA_GUIDELINES = """\
-# IPQA: core-intent verification
-
-Read the user's question, the narrative around it and the answer the user **selected**. The
-user's earlier questions are shown for context.
-
-For each candidate intent, decide two things:
-
-1. **Expressed**: does the user state this intent in the question or the narrative? Judge only
-   what is written, not what the user might also want.
-2. **Core**: does the selected answer address this intent? An intent can be core only if it is
-   expressed.
-
-A *core intent* is an intent the user expressed that the selected answer addresses. Users
-satisfice: the answer they chose shows which of their intents they put first.
-
-If the user expressed an intent that no candidate covers, write it under *missing intent*.
-"""
-
-
-def _copa_guidelines() -> str:
-    factors = "\n".join(f"- **{name} ({code})**: {definition}" for code, (name, definition) in FACTORS.items())
-    scale = "\n".join(f"- **{score}** {text}" for score, text in SCALE.items())
-    return f"""\
-# CoPA: six-factor rating
-
-Read the user's cognitive profile, their question and the candidate response. Score how well the
-response fits **this user** on each factor.
-
-{factors}
-
-Scale:
-
-{scale}
-
-If uncertain between two scores, choose the more conservative one. Judge each sample only on the
-material given; do not look the thread up.
-"""
-
-
-def _rationale_guidelines() -> str:
-    categories = "\n".join(f"- `{code}`: {text}" for code, text in FAILURE_CATEGORIES.items())
-    return f"""\
-# Rationale inspection (experts)
-
-The context shows a question, the answer the user accepted, the other answers and the user's
-recent history. The rationale explains, with a theory, why the user accepted that answer.
-
-- **Pass (1)** when the rationale is logically coherent and theoretically sound: a real, relevant
-  theory supports the inferred motive, and nothing in it is factually wrong.
-- **Fail (0)** otherwise, naming every reason that applies:
-
-{categories}
-
-Check the history before passing a claim about the user: a rationale that contradicts it fails.
-"""
-
-
-LABEL_GUIDELINES = """\
-# IntentGrasp: label contextualization
-
-Rewrite the terse dataset label as an **intent statement**: a clause saying what the speaker or
-writer intends, readable without knowing the dataset.
-
-- It starts with **"To "** and ends with **a period**.
-- It covers what the label covers, and no more: use the examples and the other labels of the
-  dataset to find the boundary.
-- Example: ACL-ARC `Uses` → "To use data, methods, etc., from the cited paper."
-
-If the label cannot be stated as an intent (it names a topic, or is a catch-all), flag it and
-say why. When reviewing someone else's statement, accept it or ask for a revision with a note.
-"""
-
-MCQ_GUIDELINES = """\
-# IntentGrasp: multiple choice
-
-Read the context (a query, a dialogue or a passage) and choose **every** option that states the
-intent behind it. Usually one option is right, but several may be.
-
-Answer from the context alone. Your choices are scored by F1 against the dataset's labels.
-"""
-
-
 @dataclass(frozen=True)
 class DemoProjectSpec:
     slug: str
@@ -135,57 +49,19 @@ class DemoProjectSpec:
     seed: int = 0
 
 
-# One of each exposure mode, so the anchoring comparison has something to show.
-PROJECTS: tuple[DemoProjectSpec, ...] = (
-    DemoProjectSpec(
-        slug="demo-ipqa",
-        kind="ipqa_core_intent",
-        title="Demo: IPQA core intents (Stack Exchange)",
-        fixture="ipqa_core_intent.jsonl",
-        guidelines=IPQA_GUIDELINES,
-        overlap=2,
-        suggestion_exposure=SuggestionExposure.SHOWN,
-        seed=7,
-    ),
-    DemoProjectSpec(
-        slug="demo-copa",
-        kind="copa_likert",
-        title="Demo: CoPA six-factor ratings (Stack Exchange)",
-        fixture="copa_likert.jsonl",
-        guidelines=_copa_guidelines(),
-        overlap=3,
-        suggestion_exposure=SuggestionExposure.RANDOMISED,
-        suggestion_probability=0.5,
-        seed=42,
-    ),
-    DemoProjectSpec(
-        slug="demo-rationale",
-        kind="rationale_inspection",
-        title="Demo: rationale inspection (Stack Exchange)",
-        fixture="rationale_inspection.jsonl",
-        guidelines=_rationale_guidelines(),
-        overlap=2,
-        seed=365,
-    ),
-    DemoProjectSpec(
-        slug="demo-labels",
-        kind="label_contextualization",
-        title="Demo: IntentGrasp label contextualization",
-        fixture="label_contextualization.jsonl",
-        guidelines=LABEL_GUIDELINES,
-        overlap=2,
-        seed=7,
-    ),
-    DemoProjectSpec(
-        slug="demo-mcq",
-        kind="intent_mcq",
-        title="Demo: IntentGrasp multiple choice (SNIPS, SciCite)",
-        fixture="intent_mcq.jsonl",
-        guidelines=MCQ_GUIDELINES,
-        overlap=3,
-        seed=42,
-    ),
-)
+def _demo_specs() -> tuple[DemoProjectSpec, ...]:
+    """One project per registered kind that declares one (``TaskKind.demo_project``), items by its name.
+
+    The kinds set one of each exposure mode, so the anchoring comparison has something to show.
+    """
+    return tuple(
+        DemoProjectSpec(kind=kind.name, fixture=f"{kind.name}.jsonl", **kind.demo_project)
+        for kind in all_kinds()
+        if kind.demo_project is not None
+    )
+
+
+PROJECTS: tuple[DemoProjectSpec, ...] = _demo_specs()
 
 #: (username, role on every demo project)
 USERS: tuple[tuple[str, str], ...] = (

@@ -6,9 +6,14 @@ from dataclasses import dataclass, field
 
 
 class ConcordError(Exception):
-    """Base of every error Concord reports to a person or a client."""
+    """Base of every error Concord reports to a person or a client.
+
+    Every app's errors subclass it, each with a stable ``code`` and the ``http_status`` the API answers
+    it with (config/api.py reads the attribute; pages may too), so no list of errors is kept elsewhere.
+    """
 
     code = "error"
+    http_status = 400
 
     def __init__(self, message: str, *, extra: dict | None = None) -> None:
         super().__init__(message)
@@ -46,6 +51,7 @@ class ValueNotPermitted(ValidationFailed):
     """A valid value that the rater's roles do not allow (e.g. an annotator giving an expert's review)."""
 
     code = "not_permitted"
+    http_status = 403
 
 
 class ImportRejected(ValidationFailed):

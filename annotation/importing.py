@@ -30,7 +30,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation import jsonsafe
+from annotation import csvcells, jsonsafe
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, item_order_key
 from annotation.selectors import project_size_key
@@ -283,7 +283,7 @@ class _Staging:
         self._copy_cm = None
         self._copy = None
         if self.postgres:
-            # COPY streams rows at several times the speed of INSERTs (see FACTS.md).
+            # COPY streams rows at several times the speed of INSERTs (bench/import_items.py measures both).
             self._copy_cm = self.cursor.cursor.copy(
                 f"COPY {self.table} (line, external_id, payload, gold, order_key) FROM STDIN"
             )
@@ -384,10 +384,7 @@ def import_items(
         if name == "external_id":
             return cell
         if name == "gold":
-            try:
-                return jsonsafe.loads(cell, path="gold")
-            except jsonsafe.NotJSON as exc:
-                raise ValueError(f"must hold the known answer as JSON: {exc.msg}") from None
+            return csvcells.json_cell(cell, field="gold", what="the known answer")
         return kind.decode_csv_cell(name, cell)
 
     with transaction.atomic():
@@ -438,23 +435,14 @@ def _import_key(rater: str, external_id: str, value: Any) -> str:
     return f"import:{digest}"
 
 
+#: The types of an annotation file's columns, read as a kind's payload columns are (annotation.csvcells).
+ANNOTATION_CELL_SCHEMAS = {"seconds_on_item": {"type": "number"}, "suggestion_visible": {"type": "boolean"}}
+
+
 def _decode_annotation_cell(name: str, cell: str) -> Any:
     if name == "value":
-        try:
-            return jsonsafe.loads(cell, path="value")
-        except jsonsafe.NotJSON as exc:
-            raise ValueError(f"must hold the annotation value as JSON: {exc.msg}") from None
-    if name == "seconds_on_item":
-        try:
-            return float(cell)
-        except ValueError:
-            raise ValueError(f"must be a number of seconds, got {cell!r}") from None
-    if name == "suggestion_visible":
-        lowered = cell.strip().lower()
-        if lowered not in ("true", "false", "1", "0"):
-            raise ValueError(f"must be true or false, got {cell!r}")
-        return lowered in ("true", "1")
-    return cell
+        return csvcells.json_cell(cell, field="value", what="the annotation value")
+    return csvcells.schema_cell(cell, field=name, schema=ANNOTATION_CELL_SCHEMAS.get(name, {}))
 
 
 def _annotation_shape_problems(data: dict) -> list[FieldError]:

@@ -78,6 +78,7 @@ class InvitationInvalid(ConcordError):
 
 class LastResearcher(ConcordError):
     code = "last_researcher"
+    http_status = 409
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.hooks import check_project_rules
 from annotation.kinds import get_kind, kind_choices
 
 
@@ -78,11 +79,9 @@ class Project(models.Model):
         if self.kind not in dict(kind_choices()):
             raise ValidationError({"kind": f"unknown task kind {self.kind!r}; choose one of {dict(kind_choices())}"})
         if self.adjudication_rules is not None:
-            # The rules live with adjudication (validation depends on annotation, never the reverse).
-            from validation.adjudication import AdjudicationRules
-
+            # The rules belong to adjudication, a higher layer: it registers their check (annotation.hooks).
             try:
-                AdjudicationRules.from_json(self.adjudication_rules, kind=self.task_kind)
+                check_project_rules(self.adjudication_rules, kind=self.task_kind)
             except (ValueError, TypeError) as exc:
                 raise ValidationError({"adjudication_rules": str(exc)}) from None
 

@@ -1,9 +1,13 @@
-"""What higher layers add to the item browser and the item page, without annotation importing them.
+"""What higher layers add to the project page, the item browser and the item page, without annotation
+importing them.
 
 ``judges`` and ``validation`` depend on ``annotation``, never the reverse; yet a researcher's item
-page shows a judge's suggestions and a link to adjudicate, and the browser filters items by
-disagreement. So those apps register here, from their ``AppConfig.ready()``:
+page shows a judge's suggestions and a link to adjudicate, the project page shows how many items are
+gold-ready, and the browser filters items by disagreement. So those apps register here, from their
+``AppConfig.ready()``:
 
+* a *project panel*: a function ``(*, project, user, roles) -> dict | None`` and the template that
+  renders the dict (as ``panel``) on the project page; None leaves the panel out;
 * an *item panel*: a function ``(*, project, item, user, roles) -> dict | None`` and the template
   that renders the dict (as ``panel``) on the item page; None leaves the panel out;
 * an *item filter*: a function ``(*, project, items) -> set[int]`` that, given a batch of the
@@ -47,8 +51,14 @@ class RenderedPanel:
     context: dict[str, Any] = field(default_factory=dict)
 
 
+_PROJECT_PANELS: dict[str, ItemPanel] = {}
 _PANELS: dict[str, ItemPanel] = {}
 _FILTERS: dict[str, ItemFilter] = {}
+
+
+def register_project_panel(name: str, func: PanelFunc, *, template: str, order: int = 100) -> None:
+    """Show ``template`` on every project page, with ``panel`` set to what ``func`` returns."""
+    _PROJECT_PANELS[name] = ItemPanel(name=name, template=template, func=func, order=order)
 
 
 def register_item_panel(name: str, func: PanelFunc, *, template: str, order: int = 100) -> None:
@@ -61,11 +71,20 @@ def register_item_filter(name: str, func: FilterFunc, *, label: str) -> None:
     _FILTERS[name] = ItemFilter(name=name, label=label, func=func)
 
 
+def project_panels(*, project: Any, user: Any, roles: set[str]) -> list[RenderedPanel]:
+    """The registered panels for this project page, in their order, leaving out those that return None."""
+    return _render(_PROJECT_PANELS, project=project, user=user, roles=roles)
+
+
 def item_panels(*, project: Any, item: Any, user: Any, roles: set[str]) -> list[RenderedPanel]:
     """The registered panels for this item page, in their order, leaving out those that return None."""
+    return _render(_PANELS, project=project, item=item, user=user, roles=roles)
+
+
+def _render(panels: dict[str, ItemPanel], **arguments: Any) -> list[RenderedPanel]:
     rendered = []
-    for panel in sorted(_PANELS.values(), key=lambda p: (p.order, p.name)):
-        context = panel.func(project=project, item=item, user=user, roles=roles)
+    for panel in sorted(panels.values(), key=lambda p: (p.order, p.name)):
+        context = panel.func(**arguments)
         if context is not None:
             rendered.append(RenderedPanel(name=panel.name, template=panel.template, context=context))
     return rendered

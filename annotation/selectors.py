@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.core.cache import cache
-from django.db import connection
 from django.db.models import Count, JSONField, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation import sql
+from annotation.hooks import suggestion_for_item
 from annotation.models import Annotation, Assignment, ImportJob, Item, Membership, Project, Role
 
 
@@ -34,17 +34,9 @@ class ProjectProgress:
         return min(100, round(100 * self.my_done / self.my_target)) if self.my_target else 0
 
 
-# Every page and API call asks this; written out, since it runs on each request (see annotation/sql.py).
-PROJECT_WITH_ROLES_SQL = """
-SELECT p.*, m.role AS member_role
-FROM annotation_project p LEFT JOIN annotation_membership m ON m.project_id = p.id AND m.user_id = %s
-WHERE p.slug = %s
-"""
-
-
 def project_with_roles(*, slug: str, user) -> tuple[Project | None, set[str]]:
     """The project and the user's roles in it (empty for outsiders), or (None, set()): one query."""
-    rows = list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user.pk, slug]))
+    rows = sql.project_with_roles_rows(slug=slug, user_id=user.pk)
     if not rows:
         return None, set()
     return rows[0], {row.member_role for row in rows if row.member_role}
@@ -174,32 +166,18 @@ def _open_items(project: Project, *, cached: bool) -> int:
     key = open_items_key(project.pk)
     found = cache.get(key) if cached else None
     if found is None:
-        (found,) = sql.fetch_one("SELECT COUNT(*) FROM annotation_item WHERE project_id = %s AND is_open", [project.pk])
+        found = sql.open_item_count(project_id=project.pk)
         cache.set(key, found, OPEN_ITEMS_SECONDS)
     return found
 
 
-STATUS_COUNTS_SQL = """
-SELECT status, COUNT(*) FROM annotation_assignment WHERE project_id = %s AND annotator_id = %s GROUP BY status
-"""
-# What the assignment engine could still give one annotator besides the items they hold.
-AVAILABLE_SQL = """
-SELECT
-  (SELECT COUNT(*) FROM annotation_item i WHERE i.project_id = %s AND i.is_open
-     AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.item_id = i.id AND a.annotator_id = %s)),
-  (SELECT COUNT(*) FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
-     WHERE a.project_id = %s AND a.annotator_id = %s AND i.gold_value IS NOT NULL)
-"""
-
-
 def _status_counts(project: Project, user) -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute(STATUS_COUNTS_SQL, [project.pk, user.pk])
-        return dict(cursor.fetchall())
+    return sql.assignment_status_counts(project_id=project.pk, user_id=user.pk)
 
 
 def _available(project: Project, user, *, size: ProjectSize, held: int) -> int:
-    open_not_had, qualification_had = sql.fetch_one(AVAILABLE_SQL, [project.pk, user.pk, project.pk, user.pk])
+    # What the assignment engine could still give one annotator besides the items they hold.
+    open_not_had, qualification_had = sql.available_counts(project_id=project.pk, user_id=user.pk)
     return held + max(0, size.qualification - qualification_had) + open_not_had
 
 
@@ -295,9 +273,7 @@ def visible_suggestion(*, assignment: Assignment):
     """The LLM suggestion this annotator sees for this item, or None (hidden by the project, or none yet)."""
     if not assignment.suggestion_visible:
         return None
-    from judges.selectors import suggestion_for_display  # judges depends on annotation, not the reverse
-
-    return suggestion_for_display(item=assignment.item)
+    return suggestion_for_item(item=assignment.item)
 
 
 @dataclass(frozen=True)

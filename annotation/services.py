@@ -64,6 +64,7 @@ class ProjectArchived(ConcordError, PermissionDenied):
     """An archived project takes no new claims. A PermissionDenied too, so pages answer 403."""
 
     code = "project_archived"
+    http_status = 403
 
 
 @transaction.atomic
@@ -190,20 +191,6 @@ def membership_add(*, project: Project, user: Any, role: str) -> Membership:
     return membership
 
 
-# Written out: it runs on every submit (see annotation/sql.py). The version is the rater's next one;
-# a conflict (the same idempotency key, or a parallel edit that took the version) inserts nothing.
-INSERT_ANNOTATION_SQL = """
-INSERT INTO annotation_annotation
-    (project_id, item_id, annotator_id, rater, version, value, source, idempotency_key, suggestion_visible,
-     seconds_on_item, created_at)
-VALUES (%s, %s, %s, %s,
-    (SELECT COALESCE(MAX(version), 0) + 1 FROM annotation_annotation WHERE item_id = %s AND rater = %s),
-    %s, %s, %s, %s, %s, %s)
-ON CONFLICT DO NOTHING
-RETURNING id, version
-"""
-
-
 def annotation_submit(
     *,
     item: Item,
@@ -235,9 +222,20 @@ def annotation_submit(
     key = idempotency_key or None
     for _attempt in range(VERSION_RACE_RETRIES):
         now = timezone.now()
-        params = [project.pk, item.pk, user.pk, user.username, item.pk, user.username, sql.json_param(value), source,
-                  key, suggestion_visible, seconds_on_item, sql.db_datetime(now)]  # fmt: skip
-        inserted = sql.fetch_one(INSERT_ANNOTATION_SQL, params)
+        # Written out (annotation/sql.py): it runs on every submit. A conflict (the same idempotency
+        # key, or a parallel edit that took the version) inserts nothing.
+        inserted = sql.annotation_insert(
+            project_id=project.pk,
+            item_id=item.pk,
+            user_id=user.pk,
+            rater=user.username,
+            value=value,
+            source=source,
+            idempotency_key=key,
+            suggestion_visible=suggestion_visible,
+            seconds_on_item=seconds_on_item,
+            now=now,
+        )
         if inserted is not None:
             return sql.stored(
                 Annotation,

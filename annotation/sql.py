@@ -1,21 +1,35 @@
-"""Plain parameterised SQL for the annotator's hot path (next item, submit).
+"""Plain parameterised SQL for the annotator's hot path (next item, submit), all in one place.
 
 Each workspace request runs about a dozen statements. Built by the ORM, every one costs around
 0.3-0.6 ms of Python before it reaches the database, more than the database then spends on it
-(``bench/annotate_load.py --profile``); sent as written here they cost a fifth of that. The
-statements are kept to SQL that PostgreSQL and SQLite both run; reads that return model instances
-go through ``Model.objects.raw``, which still applies Django's column converters.
+(``bench/annotate_load.py --profile``, ``bench/hotpath_sql.py``); sent as written here they cost a
+fifth of that. The statements are kept to SQL that PostgreSQL and SQLite both run; reads that
+return model instances go through ``Model.objects.raw``, which still applies Django's column
+converters.
+
+Table and column names come from the models' ``_meta`` (``db_table``, ``field.column``), read once
+when this module is imported: a renamed field or table changes the statements with it, and a name
+that no longer exists fails at import instead of at the first request. Each INSERT names the
+model fields it sets and the nullable ones it leaves to NULL; ``tests/annotation/test_sql.py``
+checks that together they are every concrete field, so a new field cannot be missed here.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar
 
 import orjson
+from django.contrib.auth import get_user_model
 from django.db import connection, models
 
+from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project
+
 Model = TypeVar("Model", bound=models.Model)
+
+
+# -- helpers ------------------------------------------------------------------------------------
 
 
 def execute(sql: str, params: list[Any]) -> int:
@@ -29,6 +43,12 @@ def fetch_one(sql: str, params: list[Any]) -> tuple | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def for_update() -> str:
@@ -56,3 +76,277 @@ def stored(model: type[Model], **fields: Any) -> Model:
     instance = model(**fields)
     instance._state.adding, instance._state.db = False, connection.alias
     return instance
+
+
+class Names:
+    """A model's table and column names as its ``_meta`` has them: ``.table``, and ``.<field>`` for a
+    field's column (``Names(Item).project`` is ``project_id``). An unknown field raises at once."""
+
+    def __init__(self, model: type[models.Model]) -> None:
+        self.model = model
+        self.table = model._meta.db_table
+
+    def __getattr__(self, field: str) -> str:
+        if field.startswith("_"):  # copy, pickle and friends probe for special names
+            raise AttributeError(field)
+        return self.model._meta.get_field(field).column
+
+    def columns(self, fields: tuple[str, ...]) -> str:
+        return ", ".join(getattr(self, field) for field in fields)
+
+
+_P, _M, _I, _A, _S, _N = map(Names, (Project, Membership, Item, Assignment, AnnotatorState, Annotation))
+
+
+# -- statements ---------------------------------------------------------------------------------
+# Written out because they run on every workspace request. What an INSERT sets is listed by field
+# (``*_FIELDS``), with the nullable fields it leaves to NULL (``*_LEFT_NULL``).
+
+# Every page and API call asks this: the project and the user's roles in it.
+PROJECT_WITH_ROLES_SQL = f"""
+SELECT p.*, m.{_M.role} AS member_role
+FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
+WHERE p.{_P.slug} = %s
+"""
+
+# One assignment and a few of its item's columns. ``{where}`` is one of the conditions below.
+_ASSIGNMENT_WITH_ITEM = f"""
+SELECT a.*, i.{_I.external_id} AS item_external_id, i.{_I.payload} AS item_payload, \
+i.{_I.gold_value} AS item_gold_value
+FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
+WHERE {{where}}
+ORDER BY a.{_A.created_at}, a.{_A.id}
+LIMIT 1
+"""
+CURRENT_ASSIGNMENT_SQL = _ASSIGNMENT_WITH_ITEM.format(
+    where=f"a.{_A.project} = %s AND a.{_A.annotator} = %s AND a.{_A.status} = %s"
+)
+ASSIGNMENT_BY_ID_SQL = _ASSIGNMENT_WITH_ITEM.format(where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s")
+ASSIGNMENT_BY_ID_IN_PROJECT_SQL = _ASSIGNMENT_WITH_ITEM.format(
+    where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
+)
+
+# The user's place in the project's order. The last column says whether the member is paused:
+# checked on every claim at no extra statement.
+STATE_SQL = f"""
+SELECT s.{_S.id}, s.{_S.cursor}, s.{_S.served}, EXISTS (
+    SELECT 1 FROM {_M.table} m WHERE m.{_M.project} = s.{_S.project} AND m.{_M.user} = s.{_S.annotator} \
+AND m.{_M.paused}
+)
+FROM {_S.table} s WHERE s.{_S.project} = %s AND s.{_S.annotator} = %s
+"""
+ADVANCE_STATE_SQL = f"UPDATE {_S.table} SET {_S.served} = {_S.served} + 1, {_S.cursor} = %s WHERE {_S.id} = %s"
+
+# Open items the user has not had, in the project's order after (or up to) their cursor. The partial
+# index item_open_in_order serves it: the anti-join stops at the first row that passes.
+_NEXT_OPEN = f"""
+SELECT i.* FROM {_I.table} i
+WHERE i.{_I.project} = %s AND i.{_I.is_open} AND i.{_I.order_key} {{cmp}} %s
+  AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = i.{_I.id} AND a.{_A.annotator} = %s)
+ORDER BY i.{_I.order_key}
+LIMIT 1
+"""
+NEXT_OPEN_AFTER_SQL = _NEXT_OPEN.format(cmp=">")
+NEXT_OPEN_UP_TO_SQL = _NEXT_OPEN.format(cmp="<=")
+
+# The conditional UPDATE that keeps an item at k annotators however many ask at once.
+TAKE_PLACE_SQL = f"""
+UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} + 1, {_I.is_open} = ({_I.assigned_count} + 1 < %s)
+WHERE {_I.id} = %s AND {_I.is_open} AND {_I.assigned_count} < %s
+"""
+
+ASSIGNMENT_FIELDS = (
+    "project",
+    "item",
+    "annotator",
+    "status",
+    "skip_reason",
+    "suggestion_visible",
+    "created_at",
+    "opened_at",
+)
+ASSIGNMENT_LEFT_NULL = ("completed_at",)
+INSERT_ASSIGNMENT_SQL = f"""
+INSERT INTO {_A.table}
+    ({_A.columns(ASSIGNMENT_FIELDS)})
+VALUES (%s, %s, %s, %s, '', %s, %s, %s)
+RETURNING {_A.id}
+"""
+OPEN_ASSIGNMENT_SQL = f"UPDATE {_A.table} SET {_A.opened_at} = %s WHERE {_A.id} = %s"
+CLOSE_ASSIGNMENT_SQL = (
+    f"UPDATE {_A.table} SET {_A.status} = %s, {_A.completed_at} = %s WHERE {_A.id} = %s AND {_A.status} = %s"
+)
+ASSIGNMENT_STATUS_SQL = f"SELECT {_A.status} FROM {_A.table} WHERE {_A.id} = %s"
+
+# The version is the rater's next one; a conflict (the same idempotency key, or a parallel edit that
+# took the version) inserts nothing.
+ANNOTATION_FIELDS = (
+    "project",
+    "item",
+    "annotator",
+    "rater",
+    "version",
+    "value",
+    "source",
+    "idempotency_key",
+    "suggestion_visible",
+    "seconds_on_item",
+    "created_at",
+)
+ANNOTATION_LEFT_NULL = ("import_job",)
+INSERT_ANNOTATION_SQL = f"""
+INSERT INTO {_N.table}
+    ({_N.columns(ANNOTATION_FIELDS)})
+VALUES (%s, %s, %s, %s,
+    (SELECT COALESCE(MAX({_N.version}), 0) + 1 FROM {_N.table} WHERE {_N.item} = %s AND {_N.rater} = %s),
+    %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+RETURNING {_N.id}, {_N.version}
+"""
+
+# Progress: the annotator's assignments by status, the project's open items, and what the assignment
+# engine could still give one annotator besides the items they hold.
+OPEN_ITEMS_SQL = f"SELECT COUNT(*) FROM {_I.table} WHERE {_I.project} = %s AND {_I.is_open}"
+STATUS_COUNTS_SQL = f"""
+SELECT {_A.status}, COUNT(*) FROM {_A.table} WHERE {_A.project} = %s AND {_A.annotator} = %s GROUP BY {_A.status}
+"""
+AVAILABLE_SQL = f"""
+SELECT
+  (SELECT COUNT(*) FROM {_I.table} i WHERE i.{_I.project} = %s AND i.{_I.is_open}
+     AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = i.{_I.id} AND a.{_A.annotator} = %s)),
+  (SELECT COUNT(*) FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
+     WHERE a.{_A.project} = %s AND a.{_A.annotator} = %s AND i.{_I.gold_value} IS NOT NULL)
+"""
+
+
+@cache
+def session_user_sql() -> str:
+    """The signed-in user's row by primary key. The user model is swappable, so this is built on the
+    first request (once the apps are loaded) rather than at import."""
+    users = get_user_model()
+    return f"SELECT * FROM {users._meta.db_table} WHERE {users._meta.pk.column} = %s"
+
+
+# -- the functions that run them ----------------------------------------------------------------
+
+
+def project_with_roles_rows(*, slug: str, user_id: int | None) -> list[Project]:
+    """One row per membership of the user in the project (one with ``member_role`` None for none)."""
+    return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
+
+
+def _assignment_with_item(statement: str, params: list[Any]) -> Assignment | None:
+    """One assignment and its item from one statement. The item's other columns stay deferred (read
+    if asked for); its JSON columns come as text and are decoded here."""
+    found = next(iter(Assignment.objects.raw(statement, params)), None)
+    if found is None:
+        return None
+    found.item = Item.from_db(
+        connection.alias,
+        ["id", "project_id", "external_id", "payload", "gold_value"],
+        [
+            found.item_id,
+            found.project_id,
+            found.item_external_id,
+            json_column(found.item_payload),
+            json_column(found.item_gold_value),
+        ],
+    )
+    return found
+
+
+def current_assignment(*, project_id: int, user_id: int) -> Assignment | None:
+    """The user's oldest assignment in the project still waiting for an answer, with its item."""
+    return _assignment_with_item(CURRENT_ASSIGNMENT_SQL, [project_id, user_id, Assignment.Status.ASSIGNED])
+
+
+def assignment_by_id(*, assignment_id: int, user_id: int, project_id: int | None = None) -> Assignment | None:
+    """The user's assignment with this id (within the project when one is given), with its item."""
+    if project_id is None:
+        return _assignment_with_item(ASSIGNMENT_BY_ID_SQL, [assignment_id, user_id])
+    return _assignment_with_item(ASSIGNMENT_BY_ID_IN_PROJECT_SQL, [assignment_id, user_id, project_id])
+
+
+def annotator_state_locked(*, project_id: int, user_id: int) -> tuple[int, int, int, bool] | None:
+    """(id, cursor, served, paused) of the user's place in the project, locked until the transaction ends."""
+    return fetch_one(STATE_SQL + for_update(), [project_id, user_id])
+
+
+def annotator_state_advance(*, state_id: int, cursor: int) -> None:
+    execute(ADVANCE_STATE_SQL, [cursor, state_id])
+
+
+def next_open_item(*, project_id: int, cursor: int, user_id: int, wrapped: bool) -> Item | None:
+    """The first open item the user has not had after the cursor (up to it when ``wrapped``)."""
+    statement = NEXT_OPEN_UP_TO_SQL if wrapped else NEXT_OPEN_AFTER_SQL
+    return next(iter(Item.objects.raw(statement, [project_id, cursor, user_id])), None)
+
+
+def item_take_place(*, item_id: int, overlap: int) -> bool:
+    """Count one more annotator on the item, unless it already has ``overlap``. True when taken."""
+    return execute(TAKE_PLACE_SQL, [overlap, item_id, overlap]) == 1
+
+
+def assignment_insert(
+    *, project_id: int, item_id: int, user_id: int, status: str, suggestion_visible: bool, now: datetime
+) -> int:
+    """A new assignment, created and opened ``now``; its id."""
+    stamp = db_datetime(now)
+    (assignment_id,) = fetch_one(
+        INSERT_ASSIGNMENT_SQL, [project_id, item_id, user_id, status, suggestion_visible, stamp, stamp]
+    )
+    return assignment_id
+
+
+def assignment_mark_opened(*, assignment_id: int, now: datetime) -> None:
+    execute(OPEN_ASSIGNMENT_SQL, [db_datetime(now), assignment_id])
+
+
+def assignment_close(*, assignment_id: int, now: datetime) -> bool:
+    """Mark a waiting assignment submitted; False when it was no longer waiting (nothing changed)."""
+    params = [Assignment.Status.SUBMITTED, db_datetime(now), assignment_id, Assignment.Status.ASSIGNED]
+    return execute(CLOSE_ASSIGNMENT_SQL, params) == 1
+
+
+def assignment_status(*, assignment_id: int) -> str:
+    (status,) = fetch_one(ASSIGNMENT_STATUS_SQL, [assignment_id])
+    return status
+
+
+def annotation_insert(
+    *,
+    project_id: int,
+    item_id: int,
+    user_id: int,
+    rater: str,
+    value: Any,
+    source: str,
+    idempotency_key: str | None,
+    suggestion_visible: bool | None,
+    seconds_on_item: float | None,
+    now: datetime,
+) -> tuple[int, int] | None:
+    """(id, version) of the rater's next version, or None when a conflict inserted nothing."""
+    params = [project_id, item_id, user_id, rater, item_id, rater, json_param(value), source,
+              idempotency_key, suggestion_visible, seconds_on_item, db_datetime(now)]  # fmt: skip
+    return fetch_one(INSERT_ANNOTATION_SQL, params)
+
+
+def open_item_count(*, project_id: int) -> int:
+    (found,) = fetch_one(OPEN_ITEMS_SQL, [project_id])
+    return found
+
+
+def assignment_status_counts(*, project_id: int, user_id: int) -> dict[str, int]:
+    return dict(fetch_all(STATUS_COUNTS_SQL, [project_id, user_id]))
+
+
+def available_counts(*, project_id: int, user_id: int) -> tuple[int, int]:
+    """(open items the user has not had, qualification items the user has had)."""
+    return fetch_one(AVAILABLE_SQL, [project_id, user_id, project_id, user_id])
+
+
+def session_user(user_id: Any) -> Any:
+    """The user with this primary key, or None."""
+    users = get_user_model()
+    return next(iter(users._default_manager.raw(session_user_sql(), [user_id])), None)

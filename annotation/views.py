@@ -31,6 +31,7 @@ from annotation.assignments import (
 from annotation.errors import FieldError, ImportRejected, ValidationFailed
 from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
+from annotation.panels import project_panels
 from annotation.selectors import (
     annotator_pace,
     annotator_progress,
@@ -48,7 +49,6 @@ from annotation.selectors import (
 )
 from annotation.services import import_job_create
 from annotation.tasks import import_job_task
-from validation.goldset import gold_summary
 
 NOT_A_RESEARCHER = "Only the project's researchers can do this."
 
@@ -89,7 +89,8 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
         "form": ImportForm(),
         "annotators": annotator_stats(project=project) if Role.RESEARCHER in roles or request.user.is_superuser else [],
         "annotates": bool(roles & ANNOTATING_ROLES),
-        "gold": gold_summary(project=project) if roles & {Role.RESEARCHER, Role.EXPERT} else None,
+        "browses_items": bool(roles & {Role.RESEARCHER, Role.EXPERT}),
+        "panels": project_panels(project=project, user=request.user, roles=roles),
     }
 
 

@@ -175,13 +175,16 @@ class Server:
 
 
 @contextmanager
-def gunicorn(worker_class: str, workers: int, threads: int, log_dir: Path) -> Iterator[Server]:
+def gunicorn(
+    worker_class: str, workers: int, threads: int, log_dir: Path, env_extra: dict[str, str] | None = None
+) -> Iterator[Server]:
     """gunicorn serving the app on a free loopback port, stopped on the way out whatever happened."""
     port = free_port()
     log = log_dir / "gunicorn.log"
     command = [
         str(Path(sys.executable).with_name("gunicorn")),
         "config.wsgi:application",
+        "--config=config/gunicorn.conf.py",
         f"--bind={HOST}:{port}",
         f"--worker-class={worker_class}",
         f"--workers={workers}",
@@ -189,7 +192,7 @@ def gunicorn(worker_class: str, workers: int, threads: int, log_dir: Path) -> It
         "--log-level=warning",
         f"--timeout={int(HTTP_TIMEOUT_S * 3)}",
     ]
-    env = {**os.environ, "DEBUG": "false", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "DEBUG": "false", "PYTHONPATH": str(ROOT), **(env_extra or {})}
     with log.open("wb") as sink:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
     server = Server(process, port, log)
@@ -624,6 +627,14 @@ def print_step(step: Step) -> None:
     )
 
 
+def server_env(args: argparse.Namespace) -> dict[str, str]:
+    """What the server's gunicorn hooks read (config/gunicorn.conf.py)."""
+    env = {"CONCORD_GC_FREEZE": "false" if args.no_gc_freeze else "true"}
+    if args.gc_trace:
+        env["CONCORD_GC_TRACE"] = args.gc_trace
+    return env
+
+
 def load(args: argparse.Namespace) -> None:
     setup_django()
     from django.core.management import call_command
@@ -653,7 +664,7 @@ def load(args: argparse.Namespace) -> None:
     steps: list[Step] = []
     with (
         tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
-        gunicorn(args.worker_class, args.workers, args.threads, Path(tmp)) as server,
+        gunicorn(args.worker_class, args.workers, args.threads, Path(tmp), server_env(args)) as server,
     ):
         client = Client(server.port)
         started = time.perf_counter()
@@ -890,6 +901,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
+    parser.add_argument(
+        "--no-gc-freeze", action="store_true", help="leave start-up objects to the collector (the old behaviour)"
+    )
+    parser.add_argument("--gc-trace", default="", metavar="PATH", help="log every collection's pause to PATH.<pid>")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:

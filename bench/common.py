@@ -16,6 +16,8 @@ def setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     # Measure what production runs: no debug cursor, cached template loader.
     os.environ["DEBUG"] = "false"
+    # Benches run on loopback with throwaway data: the built-in development key is fine here.
+    os.environ.setdefault("CONCORD_EMBEDDED", "true")
     import django
 
     django.setup()

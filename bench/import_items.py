@@ -30,7 +30,7 @@ from bench.common import peak_rss_mb, setup_django  # noqa: E402 - importable on
 
 SMALL = 10_000
 SLUG_PREFIX = "bench-import-"
-BASELINE_BATCH = 1000  # the batch size FACTS.md measured bulk_create with
+BASELINE_BATCH = 1000  # the bulk_create batch size the COPY path is compared with
 
 
 # -- child: one import in a fresh process -------------------------------------------------------

@@ -5,23 +5,11 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.assignments import AssignmentClosed, MemberPaused, NotAssigned
-from annotation.errors import ConcordError, ValidationFailed, ValueNotPermitted
-from annotation.member_services import LastResearcher
-from annotation.services import ProjectArchived
-
-STATUS_BY_ERROR: list[tuple[type[ConcordError], int]] = [
-    (ValidationFailed, status.HTTP_400_BAD_REQUEST),
-    (NotAssigned, status.HTTP_404_NOT_FOUND),
-    (AssignmentClosed, status.HTTP_409_CONFLICT),
-    (ProjectArchived, status.HTTP_403_FORBIDDEN),
-    (MemberPaused, status.HTTP_403_FORBIDDEN),
-    (LastResearcher, status.HTTP_409_CONFLICT),
-]
+from annotation.errors import ConcordError, ValidationFailed
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -32,11 +20,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             "errors": [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors],
             "total": exc.total,
         }
-        refused = status.HTTP_403_FORBIDDEN if isinstance(exc, ValueNotPermitted) else status.HTTP_400_BAD_REQUEST
-        return Response(body, status=refused)
+        return Response(body, status=exc.http_status)
     if isinstance(exc, ConcordError):
-        code = next((code for kind, code in STATUS_BY_ERROR if isinstance(exc, kind)), status.HTTP_400_BAD_REQUEST)
-        return Response({"code": exc.code, "detail": exc.message, **exc.extra}, status=code)
+        # Each error class declares its status (annotation.errors.ConcordError.http_status and subclasses).
+        return Response({"code": exc.code, "detail": exc.message, **exc.extra}, status=exc.http_status)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     elif isinstance(exc, Http404):

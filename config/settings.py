@@ -79,7 +79,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # Each task kind's folder holds its form partial: "<kind>/form.html" (annotation.kinds.base.TaskKind).
+        "DIRS": [BASE_DIR / "templates", BASE_DIR / "annotation" / "kinds"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -237,6 +238,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Each task kind's form script, annotation/kinds/<kind>/form.js, is served as kinds/<kind>/form.js.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "annotation.kinds.finders.KindScriptFinder",
+]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # Uploaded import files go to disk at once so that a large file never sits in memory.
@@ -320,13 +327,14 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
-# The task-kind registry: adding a kind is one module and one line here.
+# The task-kind registry: adding a kind is its folders (docs/task-kinds.md) and one line here.
 CONCORD_TASK_KINDS = [
     "annotation.kinds.ipqa_core_intent.IpqaCoreIntent",
     "annotation.kinds.copa_likert.CopaLikert",
     "annotation.kinds.rationale_inspection.RationaleInspection",
     "annotation.kinds.label_contextualization.LabelContextualization",
     "annotation.kinds.intent_mcq.IntentMcq",
+    "annotation.kinds.ipqa_eval_match.IpqaEvalMatch",
 ]
 # Import errors listed before the rest are only counted.
 CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))

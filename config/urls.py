@@ -10,7 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     # The page's script is a separate same-origin file, as the Content-Security-Policy requires.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
-    path("api/", include("annotation.api_urls")),
+    path("api/", include("config.api_urls")),
     path("", include("annotation.urls")),
     path("", include("accounts.urls")),
     path("", include("validation.adjudication_urls")),

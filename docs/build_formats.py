@@ -3,10 +3,11 @@
     python docs/build_formats.py          # rewrite docs/formats.md
     python docs/build_formats.py --check  # exit 1 when docs/formats.md is out of date
 
-Field types, required flags and every example come from the registered kinds (``payload_schema``,
-``value_schema``, ``example_payload()``, ``example_value()``), so the page changes when a kind
-does. Only the meaning of each field is written here, because JSON Schemas in the kinds carry no
-descriptions; a field without a meaning (here or as a schema ``description``) stops the build.
+Everything about a kind comes from the registered kinds themselves: field types, required flags and
+meanings from their JSON Schemas (``payload_schema``, ``value_schema``; a property's ``description``
+is its meaning, and a field without one stops the build), the rules across fields from
+``payload_rule_notes`` and ``value_rule_notes``, and every example from ``example_payload()`` and
+``example_value()``. A new kind needs no edit here.
 tests/annotation/test_formats_doc.py checks the page is current and imports every example in it.
 """
 
@@ -39,121 +40,6 @@ DEFAULT_LIMITS = {
     "CONCORD_MAX_ANSWER_BYTES": "64 KiB",
     "CONCORD_MAX_JSON_DEPTH": "64",
 }
-
-
-def _meanings() -> dict[str, dict[str, str]]:
-    """Field meanings by kind, keyed ``payload:<path>`` or ``value:<path>`` (``value:<action>:<path>``
-    inside one branch of a value with alternative shapes)."""
-    from annotation.kinds.copa_likert import FACTORS, SCALE
-    from annotation.kinds.intent_mcq import MAX_OPTIONS
-    from annotation.kinds.rationale_inspection import FAIL, FAILURE_CATEGORIES, PASS
-
-    scale = "; ".join(f"{score} = {text}" for score, text in SCALE.items())
-    categories = "; ".join(f"`{name}`: {text}" for name, text in FAILURE_CATEGORIES.items())
-    provenance = "free-form provenance (source, licence, split); stored with the item, not validated"
-    return {
-        "ipqa_core_intent": {
-            "payload:question": "the user's question (the target question)",
-            "payload:narrative": "the narrative the user wrote with the question",
-            "payload:selected_answer": "the answer the user selected",
-            "payload:candidate_intents": "the intents an LLM proposed; the annotator judges each one",
-            "payload:user_profile": "the user's earlier questions, oldest first, shown as context",
-            "payload:user_profile[].question": "an earlier question",
-            "payload:user_profile[].narrative": "its narrative",
-            "payload:user_profile[].selected_answer": "the answer the user selected for it",
-            "payload:user_profile[].meta": provenance,
-            "payload:meta": provenance,
-            "value:intents": "one judgement per candidate intent, each candidate exactly once",
-            "value:intents[].intent": "the candidate intent, exactly as in `candidate_intents`",
-            "value:intents[].expressed": "the user states this intent in the question or narrative",
-            "value:intents[].core": "the selected answer addresses this intent (only if expressed)",
-            "value:missing_intent": "an intent the user expressed that no candidate covers",
-            "value:comment": "a free note",
-        },
-        "copa_likert": {
-            "payload:profile": "the user's profile: one text per cognitive factor",
-            **{f"payload:profile.{code}": f"the user's profile for {name}" for code, (name, _) in FACTORS.items()},
-            "payload:question": "the user's question",
-            "payload:response": "the candidate response to score",
-            "payload:response_source": "where the response comes from: `accepted`, `top-voted` or a model name",
-            "payload:pair_id": "the question's pair: the accepted and the top-voted response share it",
-            "payload:meta": provenance,
-            "value:scores": f"one score per factor ({scale}); when torn, the more conservative score",
-            **{f"value:scores.{code}": f"{name}: {question}" for code, (name, question) in FACTORS.items()},
-            "value:comment": "a free note",
-        },
-        "rationale_inspection": {
-            "payload:context": "the CIPD context the rationale explains",
-            "payload:context.question": "the user's question",
-            "payload:context.accepted_answer": "the answer the user accepted",
-            "payload:context.other_answers": "the answers the user did not accept",
-            "payload:context.history": "the user's recent interactions, oldest first",
-            "payload:rationale": "the LLM's rationale for why the user accepted that answer",
-            "payload:rationale.rationales": "the reasons, each tied to a theory",
-            "payload:rationale.rationales[].reason": "the inferred motive",
-            "payload:rationale.rationales[].theory": "the theory cited for it",
-            "payload:rationale.rationales[].explanation": "how the theory links the motive to the choice",
-            "payload:rationale.global_explanation": "the rationale's overall explanation",
-            "payload:rationale.factors": "factor name → the rationale's text for it",
-            "payload:meta": provenance,
-            "value:verdict": f"{PASS} = Pass (coherent and theoretically sound), {FAIL} = Fail",
-            "value:failure_categories": f"why it fails, one or more when the verdict is Fail: {categories}",
-            "value:note": "a free note",
-        },
-        "label_contextualization": {
-            "payload:dataset": "the source dataset of the label",
-            "payload:domain": "the dataset's domain",
-            "payload:label": "the terse label to rewrite",
-            "payload:guideline": "the dataset's annotation guideline text for this label",
-            "payload:examples": "example texts that carry the label",
-            "payload:other_labels": "the dataset's other labels, for contrast",
-            "payload:meta": provenance,
-            "value:action": "what the record is: `write`, `cannot_contextualize` or `review`",
-            "value:write:statement": "the intent statement: clause-like, starts with 'To ', ends with a period",
-            "value:write:comment": "a free note",
-            "value:cannot_contextualize:reason": "why the label cannot become an intent statement",
-            "value:review:statement": "the statement under review, as its author wrote it",
-            "value:review:author": "who wrote the statement under review",
-            "value:review:verdict": "`accept`, or `revise` to send it back",
-            "value:review:note": "what to change (needed with `revise`)",
-        },
-        "intent_mcq": {
-            "payload:context": "the text whose intent is asked about",
-            "payload:context_type": "what the context is",
-            "payload:question": "the question shown with the options",
-            "payload:options": f"the options, numbered from 0 in this order (at most {MAX_OPTIONS})",
-            "payload:answers": "the numbers of the correct options (hidden from annotators)",
-            "payload:meta": provenance,
-            "value:chosen": "the numbers of the options the annotator chose",
-        },
-    }
-
-
-def _rules() -> dict[str, dict[str, list[str]]]:
-    """Rules across fields that a schema cannot state, in the kinds' own error wording."""
-    from annotation.kinds.ipqa_core_intent import CORE_NEEDS_EXPRESSED, JUDGE_EVERY_INTENT
-    from annotation.kinds.label_contextualization import (
-        REVISE_NEEDS_NOTE,
-        STATEMENT_ENDS_WITH_PERIOD,
-        STATEMENT_STARTS_WITH_TO,
-    )
-    from annotation.kinds.rationale_inspection import FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY
-
-    return {
-        "ipqa_core_intent": {"value": [JUDGE_EVERY_INTENT, CORE_NEEDS_EXPRESSED]},
-        "rationale_inspection": {"value": [FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY]},
-        "label_contextualization": {
-            "value": [
-                f"`write` and `review`: {STATEMENT_STARTS_WITH_TO}",
-                f"`write` and `review`: {STATEMENT_ENDS_WITH_PERIOD}",
-                REVISE_NEEDS_NOTE,
-            ]
-        },
-        "intent_mcq": {
-            "payload": ["every number in `answers` names an existing option (0 to the number of options − 1)"],
-            "value": ["every number in `chosen` names an existing option of the item"],
-        },
-    }
 
 
 # -- schema → table -------------------------------------------------------------------------------
@@ -223,39 +109,31 @@ def walk(schema: dict, prefix: str = "") -> Iterator[tuple[str, dict, bool]]:
             yield from walk(items, f"{path}[].")
 
 
-def _meaning(meanings: dict[str, str], kind: str, key: str, spec: dict) -> str:
-    if "description" in spec:
-        return spec["description"]
-    if key not in meanings:
+def _meaning(kind: str, path: str, spec: dict) -> str:
+    if "description" not in spec:
         raise LookupError(
-            f"no meaning for field {key!r} of kind {kind!r}: add one to _meanings() in docs/build_formats.py "
-            "or a 'description' to the schema"
+            f"no meaning for field {path!r} of kind {kind!r}: give it a 'description' in the kind's schema"
         )
-    return meanings[key]
+    return spec["description"]
 
 
-def field_table(kind: str, section: str, schema: dict, meanings: dict[str, str], branch: str = "") -> list[str]:
+def field_table(kind: str, schema: dict) -> list[str]:
     rows = ["| field | type | required | meaning |", "|---|---|---|---|"]
     for path, spec, required in walk(schema):
-        if "const" in spec:
-            meaning = f"says this record is a `{spec['const']}`"
-        else:
-            candidates = [f"{section}:{branch}:{path}"] if branch else []
-            key = next((c for c in candidates if c in meanings), f"{section}:{path}")
-            meaning = _meaning(meanings, kind, key, spec)
+        meaning = f"says this record is a `{spec['const']}`" if "const" in spec else _meaning(kind, path, spec)
         rows.append(f"| `{path}` | {type_text(spec)} | {'yes' if required else 'no'} | {meaning} |")
     return rows
 
 
-def value_tables(kind: str, schema: dict, meanings: dict[str, str]) -> list[str]:
+def value_tables(kind: str, schema: dict) -> list[str]:
     """One table, or one per shape when the value has alternative shapes (``oneOf``)."""
     if "oneOf" not in schema:
-        return field_table(kind, "value", schema, meanings)
+        return field_table(kind, schema)
     lines: list[str] = []
     for branch in schema["oneOf"]:
         tag, const = next((name, spec["const"]) for name, spec in branch["properties"].items() if "const" in spec)
         lines += ["", f"When `{tag}` is `{json.dumps(const)}`:", ""]
-        lines += field_table(kind, "value", branch, meanings, branch=const)
+        lines += field_table(kind, branch)
     return lines[1:]
 
 
@@ -353,18 +231,18 @@ def _error_lines(kind, records: list[dict]) -> list[str]:
 # -- the page ------------------------------------------------------------------------------------
 
 
-def kind_section(kind, meanings: dict[str, str], rules: dict[str, list[str]]) -> list[str]:
+def kind_section(kind) -> list[str]:
     items, annotations = item_records(kind), annotation_records(kind)
     item_header = ["external_id", *kind.payload_fields, "gold"]
     annotation_header = ["rater", "external_id", "value", "seconds_on_item", "suggestion_visible"]
     lines = [f"## `{kind.name}` — {kind.label}", "", kind.description, "", "### Item payload", ""]
-    lines += field_table(kind.name, "payload", kind.payload_schema, meanings)
-    if rules.get("payload"):
-        lines += ["", "Also checked:", "", *[f"- {rule}" for rule in rules["payload"]]]
+    lines += field_table(kind.name, kind.payload_schema)
+    if kind.payload_rule_notes:
+        lines += ["", "Also checked:", "", *[f"- {rule}" for rule in kind.payload_rule_notes]]
     lines += ["", "### Annotation value (and `gold`)", ""]
-    lines += value_tables(kind.name, kind.value_schema, meanings)
-    if rules.get("value"):
-        lines += ["", "Also checked, against the item:", "", *[f"- {rule}" for rule in rules["value"]]]
+    lines += value_tables(kind.name, kind.value_schema)
+    if kind.value_rule_notes:
+        lines += ["", "Also checked, against the item:", "", *[f"- {rule}" for rule in kind.value_rule_notes]]
     lines += [
         "",
         "### Example items",
@@ -398,7 +276,6 @@ def render() -> str:
     from annotation.kinds import all_kinds
 
     kinds = all_kinds()
-    meanings, rules = _meanings(), _rules()
     first = kinds[0]
     quoted_field = _text_field(first)
     quoted = {"external_id": f"{first.name}-0001", **first.example_payload()}
@@ -499,15 +376,17 @@ def render() -> str:
         "| string | the text as is |",
         '| array, object | JSON, e.g. `["a", "b"]` or `{"CT": "…"}` |',
         "| integer | a whole number, e.g. `2` |",
-        "| boolean | `true`/`false`, `1`/`0` or `yes`/`no` |",
+        "| number | a finite number, e.g. `41.5` |",
+        "| boolean | `true`/`false`, `1`/`0` or `yes`/`no`, in any case |",
         "| `gold` | the annotation value as JSON |",
         "",
         "An empty cell is an absent field, for every column: leave optional fields empty, and write an "
-        "empty list as `[]`.",
+        "empty list as `[]`. Item and annotation files read their cells the same way: the annotation "
+        "columns below are typed like payload fields.",
         "",
     ]
     for kind in kinds:
-        lines += kind_section(kind, meanings.get(kind.name, {}), rules.get(kind.name, {}))
+        lines += kind_section(kind)
     lines += [
         "## Annotations",
         "",
@@ -523,8 +402,8 @@ def render() -> str:
         "| `value` | the kind's annotation value | yes | the rater's judgement, checked against the item "
         "(JSON in a CSV cell) |",
         "| `seconds_on_item` | number ≥ 0 | no | time the rater spent on the item |",
-        "| `suggestion_visible` | boolean | no | whether the rater saw an LLM suggestion (`true`/`false` or "
-        "`1`/`0` in CSV) |",
+        "| `suggestion_visible` | boolean | no | whether the rater saw an LLM suggestion (in CSV a boolean "
+        "cell as above: `true`/`false`, `1`/`0` or `yes`/`no`) |",
         "",
         "A label already stored (same rater, item and value) is counted as `unchanged`, so importing a "
         "file twice stores it once. A different value from the same rater for the same item becomes "

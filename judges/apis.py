@@ -11,7 +11,8 @@ from rest_framework.views import APIView
 
 from annotation.apis import member_project
 from annotation.models import Role
-from judges.models import Backend, JudgeRun
+from judges.backends import backend_choices
+from judges.models import JudgeRun
 from judges.selectors import run_progress, runs_for_project
 from judges.services import judge_get_or_create, judge_run_start
 from judges.tasks import judge_run_dispatch
@@ -44,7 +45,7 @@ class JudgeRunListApi(APIView):
         class Meta:
             ref_name = "JudgeRunStartInput"  # schema component names must be unique across views
 
-        backend = serializers.ChoiceField(choices=Backend.choices)
+        backend = serializers.ChoiceField(choices=backend_choices())
         model = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
         endpoint = serializers.CharField(
             max_length=50,

@@ -9,20 +9,25 @@ reason; the database refuses any other combination, so a failure can never be re
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 from annotation.models import Item, Project
+from judges.backends import backend_class, backend_names
 
 #: Requests in flight per worker process; far beyond what one process can usefully keep open.
 MAX_CONCURRENCY = 1024
+UNKNOWN_BACKEND_FIELD = "unknown backend {backend!r}; choose one of {known}"
 
 
-class Backend(models.TextChoices):
-    OPENAI = "openai", "OpenAI-compatible server"
-    VLLM = "vllm", "vLLM in-process (GPU workers)"
-    BASELINE = "baseline", "Baseline (no LLM)"
+def check_backend(backend: str) -> None:
+    """A backend must be in the registry (settings.CONCORD_JUDGE_BACKENDS), as a project's kind must be a kind."""
+    if backend not in backend_names():
+        raise ValidationError(
+            {"backend": UNKNOWN_BACKEND_FIELD.format(backend=backend, known=", ".join(backend_names()))}
+        )
 
 
 class Judge(models.Model):
@@ -36,7 +41,8 @@ class Judge(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=50)
-    backend = models.CharField(max_length=10, choices=Backend.choices)
+    #: A name in the backend registry (judges.backends), checked by clean().
+    backend = models.CharField(max_length=10)
     model = models.CharField(max_length=200, blank=True, help_text="Model name; empty for baselines.")
     endpoint = models.CharField(
         max_length=50,
@@ -66,9 +72,12 @@ class Judge(models.Model):
     def prompt_key(self) -> str:
         return f"{self.prompt_name}.v{self.prompt_version}"
 
+    def clean(self) -> None:
+        check_backend(self.backend)
+
     @property
     def is_baseline(self) -> bool:
-        return self.backend == Backend.BASELINE
+        return backend_class(self.backend).is_baseline
 
     @property
     def backend_label(self) -> str:
@@ -215,7 +224,7 @@ class Suggestion(models.Model):
 
     @property
     def is_baseline(self) -> bool:
-        return self.judge.backend == Backend.BASELINE
+        return self.judge.is_baseline
 
 
 # -- generation runs: source records → items --------------------------------------------------------
@@ -239,7 +248,8 @@ class GenerationRun(models.Model):
     step = models.CharField(max_length=50)
     #: Step options that change the items (e.g. ``{"profile_from": "current"}``); part of their ids.
     options = models.JSONField(default=dict, blank=True)
-    backend = models.CharField(max_length=10, choices=Backend.choices)
+    #: A name in the backend registry (judges.backends), checked by clean().
+    backend = models.CharField(max_length=10)
     model = models.CharField(max_length=200, blank=True)
     endpoint = models.CharField(max_length=50, blank=True, help_text="A configured endpoint by name, never a URL.")
     prompt_name = models.CharField(max_length=100)
@@ -289,9 +299,12 @@ class GenerationRun(models.Model):
     def is_active(self) -> bool:
         return self.status == self.Status.RUNNING
 
+    def clean(self) -> None:
+        check_backend(self.backend)
+
     @property
     def is_baseline(self) -> bool:
-        return self.backend == Backend.BASELINE
+        return backend_class(self.backend).is_baseline
 
     @property
     def prompt_key(self) -> str:

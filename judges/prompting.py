@@ -1,4 +1,4 @@
-"""Prompts: versioned template files under ``judges/prompts/`` and the code that fills and reads them.
+"""Prompts: versioned template files and the code that fills and reads them.
 
 Each template is two files, ``NAME.vN.txt`` (``[system]`` and ``[user]`` sections with ``$slots``)
 and ``NAME.vN.schema.json`` (the JSON schema of the model's answer, sent as structured output). A
@@ -11,16 +11,19 @@ Judge prompts turn an item into a value of its task kind (a suggestion). Generat
 profile; they render and validate the same way, but cannot be a project's judge. Baseline methods
 (``judges.baselines``) implement the same interface without a model.
 
-The registry below lists every prompt. A changed template is a new file with the next version, so a
-stored suggestion's prompt always names the exact text it came from.
+Every prompt belongs to a task kind and lives in that kind's folder, ``judges/kinds/<kind>/``: the
+classes in ``prompts.py`` and ``baselines.py`` (each module lists its instances in ``PROMPTS``) and
+the template files beside them. The registry below finds them by the registered kinds' names, so it
+names no kind itself. A changed template is a new file with the next version, so a stored
+suggestion's prompt always names the exact text it came from.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
 import string
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -32,21 +35,10 @@ from jsonschema import Draft202012Validator
 
 from annotation.kinds import get_kind
 from annotation.kinds.base import describe_schema_error, field_path
-from annotation.kinds.copa_likert import FACTORS, SCALE
-from annotation.kinds.rationale_inspection import FAIL, FAILURE_CATEGORIES, PASS
+from judges.backends import backend_class, backend_names
 from judges.errors import JudgeOutputInvalid
+from judges.kinds import kind_modules
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-LLM_BACKENDS = ("openai", "vllm")
-LETTERS = "ABCDEFGHIJ"
-#: The paper's prompting slot for the IntentGrasp baselines (paper 002, Appendix B.1).
-MCQ_PROMPTING = {
-    "da": "",
-    "cot": "Let's think step by step.",
-    "ia": "Let's analyze the intent of the question and then answer.",
-}
-#: Option orders the paper evaluates (paper 002, Appendix B.3).
-MCQ_SHUFFLE_SEEDS = (7, 42, 365)
 SHOWN_SCHEMA_ERRORS = 3
 
 NOT_JSON = "not valid JSON: {msg} at char {pos}"
@@ -94,13 +86,15 @@ def schema_problems(data: Any, schema: dict) -> list[str]:
 class Prompt:
     """Base of every prompt and baseline method: build a request per item, read its answer.
 
-    Subclasses set ``kind`` (the task kind whose items they read), ``role`` and ``backends``, and
+    Subclasses set ``kind`` (the task kind whose items they read), ``role`` and ``baseline``, and
     implement :meth:`build` and :meth:`to_value`.
     """
 
     kind: ClassVar[str]
     role: ClassVar[str] = "judge"
-    backends: ClassVar[tuple[str, ...]] = LLM_BACKENDS
+    #: A method in place of a model: it runs on backends that are baselines (``is_baseline``), and
+    #: model prompts on every other backend.
+    baseline: ClassVar[bool] = False
     title: ClassVar[str] = ""
     #: Where the prompt comes from (paper, section, figure).
     source: ClassVar[str] = ""
@@ -172,7 +166,10 @@ class Template:
 
 
 class TemplatePrompt(Prompt):
-    """A prompt read from ``judges/prompts/``: fill the slots, send the schema, read the answer."""
+    """A prompt read from template files: fill the slots, send the schema, read the answer.
+
+    The files sit beside the module that defines the prompt's class (its kind's folder).
+    """
 
     #: Fixed slot values (e.g. the IntentGrasp prompting slot).
     slots: dict[str, str]
@@ -183,12 +180,17 @@ class TemplatePrompt(Prompt):
         self.slots = dict(slots or {})
 
     @property
+    def directory(self) -> Path:
+        """The folder of the module defining this prompt's class: ``judges/kinds/<kind>/``."""
+        return Path(sys.modules[type(self).__module__].__file__).resolve().parent
+
+    @property
     def template_path(self) -> Path:
-        return PROMPTS_DIR / f"{self.template_name}.v{self.version}.txt"
+        return self.directory / f"{self.template_name}.v{self.version}.txt"
 
     @property
     def schema_path(self) -> Path:
-        return PROMPTS_DIR / f"{self.template_name}.v{self.version}.schema.json"
+        return self.directory / f"{self.template_name}.v{self.version}.schema.json"
 
     @cached_property
     def template(self) -> Template:
@@ -243,27 +245,6 @@ def numbered(lines: Iterable[str]) -> str:
     return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, start=1))
 
 
-def factor_rubric() -> str:
-    return "\n".join(f"- {code} ({name}): {definition}" for code, (name, definition) in FACTORS.items())
-
-
-def likert_scale() -> str:
-    return "\n".join(f"- {score} = {text}" for score, text in SCALE.items())
-
-
-def earlier_questions(profile: list[dict], limit: int = 50) -> str:
-    """The user's earlier questions, newest last, with what they wrote and chose (IPQA user profile)."""
-    lines = []
-    for entry in profile[-limit:]:
-        line = f"Q: {entry['question']}"
-        if entry.get("narrative"):
-            line += f" | Narrative: {entry['narrative']}"
-        if entry.get("selected_answer"):
-            line += f" | Selected answer: {entry['selected_answer']}"
-        lines.append(line)
-    return bullets(lines)
-
-
 def with_schema_changes(schema: dict, **properties: Any) -> dict:
     """A copy of a top-level object schema with some properties replaced (None drops one)."""
     changed = json.loads(json.dumps(schema))
@@ -276,164 +257,6 @@ def with_schema_changes(schema: dict, **properties: Any) -> dict:
     return changed
 
 
-# -- judge prompts: item → value of its kind --------------------------------------------------------
-
-
-class CopaLikertEvaluation(TemplatePrompt):
-    kind = "copa_likert"
-    title = "CoPA six-factor Likert evaluation"
-    source = "CoPA (paper 001), §4.1 Evaluation Metric, Figure A4; rubric of Appendix F"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        profile = payload["profile"]
-        return {
-            "factors": factor_rubric(),
-            "scale": likert_scale(),
-            "profile": "\n".join(f"- {code} ({FACTORS[code][0]}): {profile[code]}" for code in FACTORS),
-            "question": payload["question"],
-            "response": payload["response"],
-        }
-
-    def to_value(self, output: dict, request: JudgeRequest) -> dict:
-        return {"scores": {code: output["scores"][code] for code in FACTORS}}
-
-
-def ipqa_question(payload: dict) -> dict[str, str]:
-    """What every IPQA prompt shows of the user: earlier questions, the question and its narrative."""
-    return {
-        "profile": earlier_questions(payload.get("user_profile", [])),
-        "question": payload["question"],
-        "narrative": payload.get("narrative") or "(none)",
-    }
-
-
-class IpqaCoreIntentValidation(TemplatePrompt):
-    kind = "ipqa_core_intent"
-    title = "IPQA core-intent validation"
-    source = "IPQA (paper 000), §2.3 quality control: expressed and core per candidate intent"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return {
-            **ipqa_question(payload),
-            "selected_answer": payload["selected_answer"],
-            "candidates": numbered(payload["candidate_intents"]),
-        }
-
-    def output_schema(self, payload: dict, state: Any) -> dict:
-        # One judgement per candidate, by number: the model never retypes (and never alters) an intent.
-        count = len(payload["candidate_intents"])
-        judgements = json.loads(json.dumps(self.base_schema["properties"]["judgements"]))
-        judgements.update(minItems=count, maxItems=count)
-        judgements["items"]["properties"]["intent_number"] = {"type": "integer", "enum": list(range(1, count + 1))}
-        return with_schema_changes(self.base_schema, judgements=judgements)
-
-    def to_value(self, output: dict, request: JudgeRequest) -> dict:
-        candidates = request.payload["candidate_intents"]
-        return {
-            "intents": [
-                {"intent": candidates[j["intent_number"] - 1], "expressed": j["expressed"], "core": j["core"]}
-                for j in output["judgements"]
-            ]
-        }
-
-
-class LabelStatementDraft(TemplatePrompt):
-    kind = "label_contextualization"
-    title = "IntentGrasp label statement draft"
-    source = "IntentGrasp (paper 002), §3 Stage 2: intent label contextualization"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return {
-            "dataset": payload["dataset"],
-            "domain": payload["domain"],
-            "label": payload["label"],
-            "guideline": payload.get("guideline") or "(none given)",
-            "examples": bullets(payload.get("examples", [])[:10]),
-            "other_labels": ", ".join(payload.get("other_labels", [])) or "(none)",
-        }
-
-    def to_value(self, output: dict, request: JudgeRequest) -> dict:
-        if output["action"] == "cannot_contextualize":
-            return {"action": "cannot_contextualize", "reason": output["reason"]}
-        return {"action": "write", "statement": output["statement"]}
-
-
-class IntentGraspMcq(TemplatePrompt):
-    """The IntentGrasp evaluation prompt with its prompting slot (DA, CoT or IA).
-
-    With a seed, the options are shown in an order drawn from (seed, item id) and the chosen letters
-    are mapped back to the item's own option numbers; without one, they keep the item's order.
-    """
-
-    kind = "intent_mcq"
-    title = "IntentGrasp multiple choice"
-    source = "IntentGrasp (paper 002), Appendix B.1, Figure 6(a); option shuffles of Appendix B.3"
-
-    def __init__(self, name: str, version: int, *, variant: str) -> None:
-        super().__init__(name, version, template="intentgrasp_mcq", slots={"prompting": MCQ_PROMPTING[variant]})
-        self.variant = variant
-        self.title = f"IntentGrasp multiple choice, {variant.upper()}"
-
-    def request_state(self, payload: dict, *, seed: int | None, external_id: str) -> list[int]:
-        order = list(range(len(payload["options"])))
-        if seed is not None:
-            # Seeded by item, not by position in a batch: a chunked, resumed run shows the same orders.
-            random.Random(f"{seed}:{external_id}").shuffle(order)
-        return order
-
-    def context(self, payload: dict, state: list[int]) -> dict[str, str]:
-        options = payload["options"]
-        reasoning = '"reasoning": "...", ' if self.variant != "da" else ""
-        return {
-            "context": payload["context"],
-            "question": payload["question"],
-            "options": "\n".join(f"{LETTERS[shown]}. {options[original]}" for shown, original in enumerate(state)),
-            "answer_format": "{" + reasoning + '"answer": ["A", ...]}',
-        }
-
-    def output_schema(self, payload: dict, state: list[int]) -> dict:
-        answer = json.loads(json.dumps(self.base_schema["properties"]["answer"]))
-        answer["items"]["enum"] = list(LETTERS[: len(state)])
-        changes: dict[str, Any] = {"answer": answer}
-        if self.variant == "da":
-            # Direct answer: no reasoning field, so structured output does not invite a chain of thought.
-            changes["reasoning"] = None
-        return with_schema_changes(self.base_schema, **changes)
-
-    def to_value(self, output: dict, request: JudgeRequest) -> dict:
-        order = request.state
-        return {"chosen": sorted({order[LETTERS.index(letter)] for letter in output["answer"]})}
-
-
-class RationaleInspectionVerdict(TemplatePrompt):
-    kind = "rationale_inspection"
-    title = "CoPA rationale inspection verdict"
-    source = "CoPA (paper 001), Appendix B.1 manual inspection criteria"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        context, rationale = payload["context"], payload["rationale"]
-        return {
-            "history": bullets(context.get("history", [])),
-            "question": context["question"],
-            "accepted_answer": context["accepted_answer"],
-            "other_answers": bullets(context.get("other_answers", [])),
-            "rationales": "\n".join(
-                f"{n}. Reason: {r['reason']} | Theory: {r['theory']} | Explanation: {r['explanation']}"
-                for n, r in enumerate(rationale["rationales"], start=1)
-            ),
-            "global_explanation": rationale["global_explanation"],
-            "factors": ", ".join(f"{k}: {v}" if v else k for k, v in rationale.get("factors", {}).items()) or "(none)",
-            "categories": "\n".join(f"- {code}: {text}" for code, text in FAILURE_CATEGORIES.items()),
-        }
-
-    def to_value(self, output: dict, request: JudgeRequest) -> dict:
-        verdict = PASS if output["verdict"] == "pass" else FAIL
-        value = {"verdict": verdict, "failure_categories": output["failure_categories"]}
-        if output["note"]:
-            value["note"] = output["note"]
-        return value
-
-
 # -- generator prompts: data → item data ------------------------------------------------------------
 
 
@@ -441,56 +264,6 @@ class Generator(TemplatePrompt):
     """Produces item data, not a suggestion; its answer is checked against its own schema only."""
 
     role = "generator"
-
-
-class IpqaIntentGeneration(Generator):
-    kind = "ipqa_core_intent"
-    title = "IPQA intent generation"
-    source = "IPQA (paper 000), §2.2.2 initial intent generation"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return ipqa_question(payload)
-
-
-class IpqaEvalIntentMatching(Generator):
-    kind = "ipqa_core_intent"
-    title = "IPQA-Eval intent matching"
-    source = "IPQA (paper 000), §2.5 IPQA-Eval: LLM evaluator matching predicted and gold core intents"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return {
-            "question": payload["question"],
-            "predicted_intent": payload["predicted_intent"],
-            "gold_intent": payload["gold_intent"],
-        }
-
-
-class CopaProfileConstruction(Generator):
-    kind = "copa_likert"
-    title = "CoPA six-factor profile construction"
-    source = "CoPA (paper 001), §4.1 User Profile Construction (50 recent interactions)"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        history = [
-            f"Q: {h['question']}" + (f" | Accepted answer: {h['accepted_answer']}" if h.get("accepted_answer") else "")
-            for h in payload["history"][-50:]
-        ]
-        return {"history": bullets(history), "factors": factor_rubric()}
-
-
-class CopaRationaleExtraction(Generator):
-    kind = "rationale_inspection"
-    title = "CoPA rationale extraction"
-    source = "CoPA (paper 001), §3 Rationale extraction, Figure A1; Tables A1-A3"
-
-    def context(self, payload: dict, state: Any) -> dict[str, str]:
-        return {
-            "history": bullets(payload.get("history", [])[-50:]),
-            "question": payload["question"],
-            "accepted_answer": payload["accepted_answer"],
-            "other_answers": bullets(payload.get("other_answers", [])),
-            "factors": factor_rubric(),
-        }
 
 
 # -- registry -----------------------------------------------------------------------------------------
@@ -508,26 +281,11 @@ class _Registry:
 
 @cache
 def _registry() -> _Registry:
-    from judges.baselines import BASELINES
-    from judges.copa_prompts import COPA_EVALUATORS  # CoPA §5.2 evaluator variants; they build on this module
-
+    """Every registered kind's prompts, then its baselines, kind by kind in registry order."""
     registry = _Registry()
-    for prompt in (
-        CopaLikertEvaluation("copa_likert_evaluation", 1),
-        *COPA_EVALUATORS,
-        IpqaCoreIntentValidation("ipqa_core_intent_validation", 1),
-        LabelStatementDraft("intentgrasp_label_statement", 1),
-        IntentGraspMcq("intentgrasp_mcq_da", 1, variant="da"),
-        IntentGraspMcq("intentgrasp_mcq_cot", 1, variant="cot"),
-        IntentGraspMcq("intentgrasp_mcq_ia", 1, variant="ia"),
-        RationaleInspectionVerdict("rationale_inspection_verdict", 1),
-        IpqaIntentGeneration("ipqa_intent_generation", 1),
-        IpqaEvalIntentMatching("ipqa_eval_intent_matching", 1),
-        CopaProfileConstruction("copa_profile_construction", 1),
-        CopaRationaleExtraction("copa_rationale_extraction", 1),
-        *BASELINES,
-    ):
-        registry.add(prompt)
+    for module in kind_modules("prompts", "baselines"):
+        for prompt in module.PROMPTS:
+            registry.add(prompt)
     return registry
 
 
@@ -548,4 +306,7 @@ def get_prompt(name: str) -> Prompt:
 
 def prompts_for(*, kind: str, backend: str) -> list[Prompt]:
     """The judge prompts a judge of ``kind`` on ``backend`` may use, the default first."""
-    return [p for p in all_prompts() if p.is_judge and p.kind == kind and backend in p.backends]
+    if backend not in backend_names():
+        return []
+    baseline = backend_class(backend).is_baseline
+    return [p for p in all_prompts() if p.is_judge and p.kind == kind and p.baseline == baseline]

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Item, Project
-from judges.backends import backend_names, get_backend
+from judges.backends import backend_class, backend_names, get_backend
 from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
 from judges.errors import (
     CANNOT_CANCEL,
@@ -35,10 +34,11 @@ from judges.errors import (
     JudgeInvalid,
     RunStateError,
 )
+from judges.leasing import chunks_to_resend, pending_chunk_ids
 from judges.models import Judge, JudgeChunk, JudgeRun
 from judges.prompting import Prompt, get_prompt, prompts_for, sha256_json
 
-DEFAULT_SEED = 42  # the generation seed of IntentGrasp's experiments (paper 002, Appendix B.1)
+DEFAULT_SEED = 42  # the generation seed of the IntentGrasp paper's experiments (its Appendix B.1)
 DEFAULT_MAX_TOKENS = 2048  # likewise
 
 
@@ -82,7 +82,7 @@ def _judge_config(
         model = model.strip() or settings.JUDGE_MODEL
         if not model:
             raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
-    if engine.needs_endpoint:
+    if engine.needs_server:
         # Only a configured endpoint, by name: nothing a user types picks where requests go.
         endpoint = endpoint.strip() or DEFAULT_ENDPOINT
         try:
@@ -109,7 +109,7 @@ def _fingerprint(config: dict[str, Any]) -> str:
 
 
 def _default_name(config: dict[str, Any]) -> str:
-    who = "baseline" if config["backend"] == "baseline" else config["model"].rsplit("/", 1)[-1]
+    who = "baseline" if backend_class(config["backend"]).is_baseline else config["model"].rsplit("/", 1)[-1]
     seed = "" if config["seed"] is None else f" seed {config['seed']}"
     return f"{who} · {config['prompt_name']}.v{config['prompt_version']}{seed}"[:100]
 
@@ -302,24 +302,11 @@ class Dispatch:
     gpu: bool
 
 
-def judge_run_chunks_to_send(*, run_id: int) -> Dispatch:
-    """Every waiting chunk of a running run, marked as sent now."""
+def judge_run_chunks_mark_sent(*, run_id: int) -> Dispatch:
+    """Mark every waiting chunk of a running run as sent now, and return them to send."""
     run = JudgeRun.objects.select_related("judge").get(pk=run_id)
-    ids: list[int] = []
-    if run.status == JudgeRun.Status.RUNNING:
-        ids = list(run.chunks.filter(status=JudgeChunk.Status.PENDING).values_list("pk", flat=True))
-        _mark_sent(ids, timezone.now())
+    ids = pending_chunk_ids(JudgeChunk, run_id=run.pk) if run.status == JudgeRun.Status.RUNNING else []
     return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)
-
-
-# Chunks marked sent per statement: a run can have more chunks than a statement may carry parameters.
-MARK_SENT_BATCH = 10_000
-
-
-def _mark_sent(ids: list[int], now: datetime) -> None:
-    for start in range(0, len(ids), MARK_SENT_BATCH):
-        batch = ids[start : start + MARK_SENT_BATCH]
-        JudgeChunk.objects.filter(pk__in=batch).update(enqueued_at=now, sends=F("sends") + 1)
 
 
 def judge_run_new_watch(*, run_id: int) -> str | None:
@@ -343,27 +330,12 @@ def judge_run_watch(*, run_id: int, token: str) -> Dispatch | None:
     run = JudgeRun.objects.select_for_update().select_related("judge").filter(pk=run_id).first()
     if run is None or run.status != JudgeRun.Status.RUNNING or run.watch_token != token:
         return None
-    now = timezone.now()
-    chunks = JudgeChunk.objects.filter(run=run)
-    send: set[int] = set()
-    for chunk in chunks.filter(status=JudgeChunk.Status.RUNNING, lease_expires_at__lt=now):
-        if chunk.attempts >= settings.JUDGE_CHUNK_MAX_CLAIMS:
-            error = chunk.last_error or "its worker stopped renewing the lease"
-            reason = CHUNK_GAVE_UP.format(number=chunk.number, attempts=chunk.attempts, error=error)
-            judge_run_stop(run_id=run.pk, reason=reason)
-            return None
-        # Conditional: a worker that renewed its lease a moment ago keeps its chunk.
-        released = chunks.filter(pk=chunk.pk, status=JudgeChunk.Status.RUNNING, lease_expires_at__lt=now).update(
-            status=JudgeChunk.Status.PENDING, claim_token="", lease_expires_at=None
+    ids, gave_up = chunks_to_resend(JudgeChunk, run_id=run.pk)
+    if gave_up is not None:
+        error = gave_up.last_error or "its worker stopped renewing the lease"
+        judge_run_stop(
+            run_id=run.pk, reason=CHUNK_GAVE_UP.format(number=gave_up.number, attempts=gave_up.attempts, error=error)
         )
-        if released:
-            send.add(chunk.pk)
-    if not chunks.filter(status=JudgeChunk.Status.RUNNING).exists():
-        lease = settings.JUDGE_LEASE_SECONDS
-        waiting = chunks.filter(status=JudgeChunk.Status.PENDING).values_list("pk", "enqueued_at", "sends")
-        for pk, sent_at, sends in waiting:
-            if sent_at is None or now - sent_at > timedelta(seconds=lease * 2 ** min(sends, 6)):
-                send.add(pk)
-    _mark_sent(sorted(send), now)
+        return None
     judge_run_refresh(run_id=run.pk)
-    return Dispatch(run_id=run.pk, chunk_ids=sorted(send), gpu=get_backend(run.judge.backend).gpu)
+    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import logging
 
-from celery import Task, shared_task
+from celery import Task, current_app, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 
-from config.celery import app
 from judges.errors import BackendUnavailable
 from judges.execution import chunk_abandon, judge_chunk_process
 from judges.generation.execution import generation_chunk_abandon, generation_chunk_process
 from judges.generation.selectors import running_generation_run_ids
 from judges.generation.services import (
-    generation_run_chunks_to_send,
+    generation_run_chunks_mark_sent,
     generation_run_new_watch,
     generation_run_watch,
 )
 from judges.selectors import running_run_ids
-from judges.services import Dispatch, judge_run_chunks_to_send, judge_run_new_watch, judge_run_watch
+from judges.services import Dispatch, judge_run_chunks_mark_sent, judge_run_new_watch, judge_run_watch
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ def send_chunks(dispatch: Dispatch) -> None:
 
 def start_watch(*, run_id: int, countdown: float | None = None) -> None:
     # Tasks that run in-process (tests) need no watcher, and one would call itself forever.
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         return
     token = judge_run_new_watch(run_id=run_id)
     if token is not None:
@@ -95,7 +94,7 @@ def start_watch(*, run_id: int, countdown: float | None = None) -> None:
 
 def judge_run_dispatch(*, run_id: int) -> None:
     """Send a started or resumed run's waiting chunks to the workers and watch it. Call on commit."""
-    send_chunks(judge_run_chunks_to_send(run_id=run_id))
+    send_chunks(judge_run_chunks_mark_sent(run_id=run_id))
     start_watch(run_id=run_id)
 
 
@@ -149,7 +148,7 @@ def send_generation_chunks(dispatch: Dispatch) -> None:
 
 
 def start_generation_watch(*, run_id: int, countdown: float | None = None) -> None:
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         return
     token = generation_run_new_watch(run_id=run_id)
     if token is not None:
@@ -159,7 +158,7 @@ def start_generation_watch(*, run_id: int, countdown: float | None = None) -> No
 
 def generation_run_dispatch(*, run_id: int) -> None:
     """Send a started or resumed generation run's waiting chunks to the workers and watch it. Call on commit."""
-    send_generation_chunks(generation_run_chunks_to_send(run_id=run_id))
+    send_generation_chunks(generation_run_chunks_mark_sent(run_id=run_id))
     start_generation_watch(run_id=run_id)
 
 

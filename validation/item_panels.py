@@ -1,5 +1,6 @@
-"""What validation shows in the item browser (registered in ValidationConfig.ready()): the item's gold
-state and a link to adjudicate it, and the "in disagreement" and "gold-ready" filters."""
+"""What validation shows on annotation's pages (registered in ValidationConfig.ready()): how much of the
+project is gold-ready, on the project page; the item's gold state and a link to adjudicate it, on the item
+page; and the "in disagreement" and "gold-ready" filters of the item browser."""
 
 from __future__ import annotations
 
@@ -12,10 +13,16 @@ from annotation.models import Item, Project, Role
 from judges.models import Suggestion
 from judges.selectors import runs_for_project
 from validation.adjudication import item_disagreements, required_raters
-from validation.gold import item_gold
-from validation.goldset import _decisions, _latest_values, item_state, project_rules
+from validation.goldset import _decisions, _latest_values, gold_summary, item_gold, item_state, project_rules
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
+
+
+def gold_readiness_panel(*, project: Project, user: Any, roles: set[str]) -> dict | None:
+    """How many items are gold-ready and how many wait, for the project's researchers and experts."""
+    if not roles & DECIDERS:
+        return None
+    return {"gold": gold_summary(project=project), "project": project}
 
 
 def gold_panel(*, project: Project, item: Item, user: Any, roles: set[str]) -> dict:

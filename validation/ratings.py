@@ -29,6 +29,7 @@ from django.db.models.functions import Cast
 
 from annotation.kinds.base import RatingDimension, TaskKind
 from annotation.models import Annotation, Item, Project
+from judges.selectors import suggestion_values
 
 __all__ = [
     "HIDDEN",
@@ -360,9 +361,6 @@ def _collect_annotations(collector: _Collector, project: Project, sources: Seque
 
 
 def _collect_judge_run(collector: _Collector, project: Project, run_id: int) -> None:
-    # Imported here: judges depends on annotation, and validation only needs it when asked for a run.
-    from judges.selectors import suggestion_values
-
     rater = judge_rater_name(run_id)
     needs_payload = collector.kind.ratings_need_payload
     for batch in _batched(suggestion_values(run_id=run_id), BATCH):

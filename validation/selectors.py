@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Prefetch, QuerySet
 
 from annotation.models import Annotation, Item, Project
+from judges.models import Suggestion
 from validation.agreement import DimensionAgreement
 from validation.models import ReportSnapshot, SnapshotCheck
 from validation.ratings import project_ratings
@@ -44,8 +45,6 @@ def project_data_state(*, project: Project) -> str:
         ),
         "items": list(Item.objects.filter(project=project).aggregate(n=Count("id"), top=Max("id")).values()),
     }
-    from judges.models import Suggestion  # judges depends on annotation, never the reverse
-
     suggestions = Suggestion.objects.filter(item__project=project).aggregate(
         n=Count("id"), top=Max("id"), updated=Max("updated_at")
     )

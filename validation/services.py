@@ -105,7 +105,8 @@ def report_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> Snap
     The check says whether the inputs still digest the same, whether every number is identical, and
     whether the library versions are those of the snapshot; it lists the first differing numbers.
     """
-    from validation.evaluations.snapshots import EVALUATIONS, evaluation_snapshot_check  # it builds on this module
+    # Deferred: validation.evaluations.snapshots imports this module's digest helpers, so a top import is a cycle.
+    from validation.evaluations.snapshots import EVALUATIONS, evaluation_snapshot_check
 
     if snapshot.kind in EVALUATIONS:  # a frozen paper evaluation (copa_eval, mcq_eval) recomputes itself
         return evaluation_snapshot_check(snapshot=snapshot, user=user)

@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_access
 from annotation.models import Project, Role
+from judges.models import JudgeRun
 from validation.models import ReportSnapshot
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
 from validation.report_queue import report_job
@@ -59,8 +60,6 @@ class ReportForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        from judges.models import JudgeRun  # judges depends on annotation; the choice list needs its runs
-
         runs = JudgeRun.objects.filter(project=project).select_related("judge").order_by("-id")
         self.fields["judge"].choices = [("", "none")] + [
             (str(run.pk), f"run {run.pk}: {run.judge.name} ({run.judge.backend_label}, {run.judge.prompt_key})")

@@ -22,6 +22,7 @@ import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any, ClassVar
 
 import fastjsonschema
@@ -29,14 +30,22 @@ from django.conf import settings
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from annotation import jsonsafe
+from annotation import csvcells, jsonsafe
 from annotation.errors import FieldError
+
+#: Where each kind's folder lives, and its form script in it (served by annotation.kinds.finders).
+KINDS_DIR = Path(__file__).resolve().parent
+KIND_SCRIPT = "form.js"
+KIND_SCRIPT_PREFIX = "kinds"
 
 TEXT = {"type": "string", "minLength": 1}
 OPTIONAL_TEXT = {"type": "string"}
 TEXT_LIST = {"type": "array", "items": TEXT}
 # Free-form provenance (source URL, licence, dataset split): kept with the item, never validated further.
-META = {"type": "object"}
+META = {
+    "type": "object",
+    "description": "free-form provenance (source, licence, split); stored with the item, not validated",
+}
 
 
 def object_schema(properties: dict, *, required: Iterable[str] = (), **extra: Any) -> dict:
@@ -58,6 +67,11 @@ def form_int(text: str | None) -> Any:
         return int(text)
     except ValueError:
         return text
+
+
+def described(spec: dict, meaning: str) -> dict:
+    """``spec`` with its field's meaning as the schema ``description`` (what the format docs print)."""
+    return {**spec, "description": meaning}
 
 
 def without_none(mapping: dict) -> dict:
@@ -186,21 +200,49 @@ class ValueLine:
 
 
 class TaskKind:
-    """Base class of a task kind. Subclasses set the class attributes and may add rules."""
+    """Base class of a task kind. Subclasses set the class attributes and may add rules.
+
+    A kind is a folder, ``annotation/kinds/<name>/``, found by its name: the class in ``__init__.py``
+    (listed once in settings.CONCORD_TASK_KINDS), its form partial ``form.html``, and, when the form
+    has keys or live checks, ``form.js`` (served as static ``kinds/<name>/form.js``). Every extension
+    point a page, a service or the docs read is declared here with its default.
+    """
 
     name: ClassVar[str]
     label: ClassVar[str]
     description: ClassVar[str] = ""
+    #: JSON Schemas of an item's payload and of a value. Each property's ``description`` is the field's
+    #: meaning; docs/build_formats.py writes docs/formats.md from them (a field without one stops it).
     payload_schema: ClassVar[dict]
     value_schema: ClassVar[dict]
-    #: Where the annotator's form partial lives (rendered by the workspace).
-    form_template: ClassVar[str] = ""
+    #: Rules across fields that the schemas cannot state, in the kind's own error wording, as the
+    #: import-format docs list them ("Also checked").
+    payload_rule_notes: ClassVar[tuple[str, ...]] = ()
+    value_rule_notes: ClassVar[tuple[str, ...]] = ()
+    #: A partial shown under the form in the workspace (e.g. other raters' statements to review); "" for none.
+    review_template: ClassVar[str] = ""
+    #: Keys the kind's form adds, shown with the workspace's own keys; "" when the form says them itself.
+    shortcut_help: ClassVar[str] = ""
     #: What agreement is measured on, in report order (DESIGN section 1).
     rating_dimensions: ClassVar[tuple[RatingDimension, ...]] = ()
     #: Whether ``value_ratings`` reads the item payload; loading payloads costs time on large projects.
     ratings_need_payload: ClassVar[bool] = False
     #: Dotted path of the class laying out this kind's agreement report (its paper's tables).
     report_builder: ClassVar[str] = "validation.reports.base.ReportBuilder"
+
+    @property
+    def form_template(self) -> str:
+        """The annotator's form partial (rendered by the workspace, item pages and adjudication):
+        ``annotation/kinds/<name>/form.html``, found by name (the folder is a template directory)."""
+        return f"{self.name}/form.html"
+
+    @cached_property
+    def form_script(self) -> str:
+        """The static path of the form's script (keys, live checks), ``kinds/<name>/form.js``; ""
+        when the kind's folder has none. Pages load it after ``concord/workspace.js``."""
+        return (
+            f"{KIND_SCRIPT_PREFIX}/{self.name}/{KIND_SCRIPT}" if (KINDS_DIR / self.name / KIND_SCRIPT).is_file() else ""
+        )
 
     # -- validation ---------------------------------------------------------------------------
     @cached_property
@@ -268,32 +310,9 @@ class TaskKind:
         return list(self.payload_schema["properties"])
 
     def decode_csv_cell(self, field: str, cell: str) -> Any:
-        """Read one CSV cell by the field's schema type: lists and objects are JSON in the cell.
-
-        Raises ValueError with a message a person can act on.
-        """
-        spec = self.payload_schema["properties"].get(field, {})
-        kind = spec.get("type")
-        if kind in ("array", "object"):
-            if cell.strip() == "":
-                return [] if kind == "array" else {}
-            try:
-                return jsonsafe.loads(cell, path=field)
-            except jsonsafe.NotJSON as exc:
-                raise ValueError(f"must hold JSON ({kind}) in this CSV cell: {exc.msg} at char {exc.pos}") from None
-        if kind == "integer":
-            try:
-                return int(cell)
-            except ValueError:
-                raise ValueError(f"must be a whole number, got {cell!r}") from None
-        if kind == "boolean":
-            lowered = cell.strip().lower()
-            if lowered in ("true", "1", "yes"):
-                return True
-            if lowered in ("false", "0", "no", ""):
-                return False
-            raise ValueError(f"must be true or false, got {cell!r}")
-        return cell
+        """Read one CSV cell by the field's schema type (``annotation.csvcells``: lists and objects are
+        JSON in the cell). Raises ValueError with a message a person can act on."""
+        return csvcells.schema_cell(cell, field=field, schema=self.payload_schema["properties"].get(field, {}))
 
     # -- ratings for agreement ------------------------------------------------------------------
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
@@ -439,6 +458,11 @@ class TaskKind:
         return float(value == gold)
 
     # -- documentation and demos ----------------------------------------------------------------
+    #: The demo project ``demo_load`` creates for this kind, as DemoProjectSpec fields (slug, title,
+    #: guidelines, overlap; optionally suggestion_exposure, suggestion_probability, seed); its items
+    #: are ``fixtures/demo/<name>.jsonl``. None: the kind has no demo project.
+    demo_project: ClassVar[dict[str, Any] | None] = None
+
     def example_payload(self) -> dict:
         raise NotImplementedError("subclasses of TaskKind must provide example_payload()")
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 from django.conf import settings
 
-from judges.prompting import JudgeRequest, Prompt
-
 if TYPE_CHECKING:
+    # Types only: judges.prompting asks the backend registry which prompts a backend runs.
     from judges.models import Judge
+    from judges.prompting import JudgeRequest, Prompt
 
 OK, FAILED, UNAVAILABLE, SKIPPED = "ok", "failed", "unavailable", "skipped"
 GAVE_UP = "{reason} (gave up after {attempts} attempts)"
@@ -77,17 +77,22 @@ class CallOptions:
 
 
 class JudgeBackend:
-    """Base class of a backend. Subclasses set the class attributes and implement :meth:`complete`."""
+    """Base class of a backend. Subclasses set the class attributes and implement :meth:`complete`.
+
+    Callers read these attributes and never branch on a backend's name.
+    """
 
     name: ClassVar[str]
     label: ClassVar[str]
-    #: Baselines are labelled as such everywhere; they are never presented as an LLM.
+    #: Baselines are labelled as such everywhere; they are never presented as an LLM. They run the
+    #: baseline methods (``judges.baselines``), every other backend runs the model prompts.
     is_baseline: ClassVar[bool] = False
     #: Chunks of GPU backends go to the Celery queue "gpu" (settings.CELERY_TASK_ROUTES).
     gpu: ClassVar[bool] = False
+    #: Whether a judge on this backend names a model (settings.JUDGE_MODEL when none is given).
     needs_model: ClassVar[bool] = True
     #: Backends that call a server name one of the operator's endpoints (judges.endpoints).
-    needs_endpoint: ClassVar[bool] = False
+    needs_server: ClassVar[bool] = False
     #: Items per chunk (one Celery task) unless JUDGE_CHUNK_SIZE says otherwise.
     chunk_size: ClassVar[int] = 100
 

@@ -72,7 +72,7 @@ def run_coroutine(work: Coroutine[Any, Any, T]) -> T:
 class OpenAIBackend(JudgeBackend):
     name = "openai"
     label = "OpenAI-compatible server"
-    needs_endpoint = True
+    needs_server = True
 
     def complete(
         self,

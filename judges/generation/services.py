@@ -72,7 +72,7 @@ def _config(
     model = model.strip() or settings.JUDGE_MODEL
     if not model:
         raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
-    if engine.needs_endpoint:
+    if engine.needs_server:
         # Only a configured endpoint, by name: nothing a user types picks where requests go.
         endpoint = endpoint.strip() or DEFAULT_ENDPOINT
         try:
@@ -483,8 +483,8 @@ def generation_run_finish(*, run_id: int) -> GenerationRun | None:
 # -- sending chunks and watching runs -----------------------------------------------------------------
 
 
-def generation_run_chunks_to_send(*, run_id: int) -> Dispatch:
-    """Every waiting chunk of a running run, marked as sent now."""
+def generation_run_chunks_mark_sent(*, run_id: int) -> Dispatch:
+    """Mark every waiting chunk of a running run as sent now, and return them to send."""
     run = GenerationRun.objects.get(pk=run_id)
     ids = pending_chunk_ids(GenerationChunk, run_id=run.pk) if run.is_active else []
     return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.backend).gpu)

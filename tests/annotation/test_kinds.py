@@ -1,8 +1,12 @@
 """Every task kind accepts its documented examples and refuses bad input with a usable message."""
 
 import copy
+from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.template.loader import get_template
 
 from annotation.kinds import all_kinds, get_kind
 from annotation.kinds.ipqa_core_intent import CORE_NEEDS_EXPRESSED, JUDGE_EVERY_INTENT
@@ -13,7 +17,28 @@ from annotation.kinds.label_contextualization import (
 )
 from annotation.kinds.rationale_inspection import FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY
 
-KIND_NAMES = ["ipqa_core_intent", "copa_likert", "rationale_inspection", "label_contextualization", "intent_mcq"]
+KIND_NAMES = [kind.name for kind in all_kinds()]
+ROOT = Path(settings.BASE_DIR)
+#: Shared modules that must work for any kind without naming one (a new kind adds files, not edits).
+SHARED_MODULES = (
+    "annotation/demo.py",
+    "docs/build_formats.py",
+    "judges/prompting.py",
+    "judges/baselines.py",
+    "static/concord/workspace.js",
+    "templates/annotation/workspace.html",
+)
+
+
+def undescribed(schema: dict, prefix: str = "") -> list[str]:
+    """Paths of the properties (nested ones too) without a ``description``; a ``const`` tag needs none."""
+    missing = []
+    for name, spec in schema.get("properties", {}).items():
+        if "const" not in spec and not spec.get("description"):
+            missing.append(f"{prefix}{name}")
+        items = spec.get("items", {}) if spec.get("type") == "array" else {}
+        missing += undescribed(spec, f"{prefix}{name}.") + undescribed(items, f"{prefix}{name}[].")
+    return missing
 
 
 def messages(errors):
@@ -21,12 +46,46 @@ def messages(errors):
 
 
 class RegistryTests:
-    def test_the_five_kinds_are_registered(self):
-        assert [k.name for k in all_kinds()] == KIND_NAMES
+    def test_every_kind_in_settings_is_registered_once_in_settings_order(self):
+        classes = [path.rsplit(".", 1)[1] for path in settings.CONCORD_TASK_KINDS]
+        assert [type(kind).__name__ for kind in all_kinds()] == classes
+        assert len(set(KIND_NAMES)) == len(KIND_NAMES)
+
+    @pytest.mark.parametrize("path", SHARED_MODULES)
+    def test_shared_modules_name_no_kind(self, path):
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert [name for name in KIND_NAMES if name in text] == []
 
     def test_unknown_kind_names_the_known_ones(self):
         with pytest.raises(KeyError, match="copa_likert"):
             get_kind("likert")
+
+
+@pytest.mark.parametrize("name", KIND_NAMES)
+class LayoutTests:
+    """A kind is found by its name: its folder holds its module, form partial and form script."""
+
+    def test_the_kind_lives_in_its_own_folder(self, name):
+        module = Path(__import__(type(get_kind(name)).__module__, fromlist=["_"]).__file__)
+        assert module == ROOT / "annotation" / "kinds" / name / "__init__.py"
+
+    def test_the_form_partial_is_found_by_the_kind_s_name(self, name):
+        template = get_template(get_kind(name).form_template)
+        assert Path(template.origin.name) == ROOT / "annotation" / "kinds" / name / "form.html"
+
+    def test_the_form_script_is_served_as_a_static_file_by_the_kind_s_name(self, name):
+        script = get_kind(name).form_script
+        assert script == f"kinds/{name}/form.js"
+        assert Path(finders.find(script)) == ROOT / "annotation" / "kinds" / name / "form.js"
+
+    def test_no_other_file_of_the_kind_s_folder_is_a_static_file(self, name):
+        assert finders.find(f"kinds/{name}/__init__.py") is None
+        assert finders.find(f"kinds/{name}/form.html") is None
+
+    def test_every_schema_field_has_a_meaning_for_the_docs(self, name):
+        kind = get_kind(name)
+        schemas = [kind.payload_schema, *kind.value_schema.get("oneOf", [kind.value_schema])]
+        assert [path for schema in schemas for path in undescribed(schema)] == []
 
 
 @pytest.mark.parametrize("name", KIND_NAMES)

@@ -15,7 +15,7 @@ from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects
 from annotation.assignments import assignment_claim_next
 from annotation.demo import demo_load
 from annotation.importing import import_items
-from annotation.kinds import get_kind
+from annotation.kinds import all_kinds, get_kind
 from annotation.models import Item, Membership, Project, Role
 from annotation.services import (
     KIND_LOCKED_BY_ANSWERS,
@@ -134,9 +134,9 @@ class NewProjectPageTests:
     def test_page_shows_a_card_per_kind_with_its_example_item(self, client, team):
         _, people = team
         body = client_as(client, people, "creator").get(reverse("project_new")).content.decode()
-        for name in ("copa_likert", "intent_mcq", "ipqa_core_intent", "label_contextualization"):
-            kind = get_kind(name)
-            assert f'value="{name}"' in body and kind.description in body
+        for kind in all_kinds():
+            name = kind.name
+            assert f'value="{name}"' in body and escape(kind.description) in body
             first_field = next(iter(kind.example_payload()))
             assert f"<dt>{first_field}</dt>" in body
         assert "project_form.js" in body and "<script>" not in body

@@ -12,8 +12,17 @@ from annotation.kinds import get_kind
 from annotation.models import Role
 from annotation.services import membership_add
 from tests.validation.conftest import add_items, annotate
-from validation.gold import MAJORITY, NO_MAJORITY, WAITING_FOR_RATERS, item_gold
-from validation.goldset import adjudication_lists, adjudication_record, export_gold, gold_records, gold_summary
+from validation.goldset import (
+    MAJORITY,
+    NO_MAJORITY,
+    WAITING_FOR_RATERS,
+    adjudication_lists,
+    adjudication_record,
+    export_gold,
+    gold_records,
+    gold_summary,
+    item_gold,
+)
 
 pytestmark = pytest.mark.django_db
 MCQ = get_kind("intent_mcq")

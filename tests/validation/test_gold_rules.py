@@ -9,7 +9,7 @@ import pytest
 from annotation.kinds import get_kind
 from validation.adjudication import LLM_DIFFERS, NOT_UNANIMOUS, AdjudicationRules, item_disagreements
 from validation.exports import WRITERS
-from validation.gold import ADJUDICATED, KNOWN_ANSWER, MAJORITY, NO_MAJORITY, Decision, item_gold
+from validation.goldset import ADJUDICATED, KNOWN_ANSWER, MAJORITY, NO_MAJORITY, Decision, item_gold
 from validation.mcq import LabelStatement, mcq_instances
 
 COPA = get_kind("copa_likert")

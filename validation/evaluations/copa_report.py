@@ -3,7 +3,7 @@
 Reads a ``copa_likert`` project's pairs (items sharing a ``pair_id``, one with ``response_source``
 ``accepted`` and one ``top-voted``), each evaluator's scores of both answers, and computes
 ``validation.evaluations.copa`` over them (CoPA, paper 001, §5.2). An evaluator is a judge run (the
-factor-grounded prompt, the Direct / CoT / Random-factor variants of ``judges.copa_prompts``, or a
+factor-grounded prompt, the Direct / CoT / Random-factor variants of ``judges.kinds.copa_likert.prompts``, or a
 lexical baseline) or people's gold (``--people``).
 
 The lexical baselines (``copa_jaccard``, ``copa_inclusion``) store 0/1/2 scores by thresholding an
@@ -24,8 +24,9 @@ import numpy.typing as npt
 
 from annotation.kinds.copa_likert import FACTORS
 from annotation.models import Item, Project
-from judges.baselines import OVERLAP, CopaOverlap
-from judges.copa_prompts import FACTOR_GROUNDED
+from judges.baselines import OVERLAP
+from judges.kinds.copa_likert.baselines import CopaOverlap
+from judges.kinds.copa_likert.prompts import FACTOR_GROUNDED
 from judges.prompting import get_prompt
 from judges.selectors import suggestion_values
 from validation.evaluations.base import (

@@ -2,7 +2,7 @@
 
 Each judge run is one evaluation session: the no-shuffle run (a judge without a seed keeps the
 item's option order) and the shuffles 7, 42 and 365 (a judge with that seed shows the options in
-an order drawn from the seed and the item alone, ``judges.prompting.IntentGraspMcq``). Per run the
+an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``). Per run the
 F1 with parse failures left out and scored 0; over runs the mean and sample standard deviation
 (Table 8); the random-guess baseline beside them (App. A.3); breakdowns by source dataset, domain
 (Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people

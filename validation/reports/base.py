@@ -12,7 +12,7 @@ data of a plot; ``validation.plots`` draws them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -21,16 +21,24 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.kinds.base import RatingDimension, TaskKind
-from annotation.models import Project
 from validation.agreement import (
+    MEASURES,
     AgreementResult,
     ConfusionMatrix,
     DimensionAgreement,
     ExposureComparison,
     JointAgreement,
+    Measure,
     confusion_matrix,
     exposure_comparison,
     mean_rating,
+)
+from validation.agreement.measures import (
+    FLEISS_KAPPA,
+    KRIPPENDORFF_ALPHA,
+    CellFormat,
+    cohen_key,
+    majority_kappa_key,
 )
 from validation.ratings import HIDDEN, SHOWN, RatingSet
 
@@ -46,7 +54,6 @@ __all__ = [
 
 Weights = Literal["linear", "quadratic"]
 WEIGHTS: tuple[str, ...] = ("linear", "quadratic")
-CellFormat = Literal["number", "percent", "count", "text"]
 
 NO_JUDGE = "no judge run chosen"
 NO_JUDGE_COLUMNS = "Columns comparing people with an LLM appear when a judge run is chosen."
@@ -231,7 +238,7 @@ class JudgeInfo:
 
     @property
     def noun(self) -> str:
-        # A baseline is always called one, never passed off as an LLM (DESIGN section 2).
+        # A baseline is always called one, never passed off as an LLM: readers compare LLMs with baselines.
         return "baseline" if self.is_baseline else "LLM"
 
 
@@ -246,17 +253,18 @@ def interval_label(parameters: ReportParameters) -> str:
 
 @dataclass
 class ReportContext:
-    """What a kind's builder reads: the ratings, the agreement already computed, the parameters."""
+    """What a kind's builder reads: the ratings, the agreement already computed, the parameters, and
+    the other inputs it asked for (``ReportBuilder.inputs``), loaded and digested beforehand by
+    ``validation.reports.build``. A builder reads nothing else: it lays out, it never queries."""
 
-    project: Project
     kind: TaskKind
     parameters: ReportParameters
     ratings: RatingSet
     agreement: JointAgreement
     human_raters: tuple[str, ...]
     judge: JudgeInfo | None
-    #: Inputs a builder reads besides the ratings (texts, payload fields): they enter the digest.
-    extra_inputs: dict[str, Any] = field(default_factory=dict)
+    #: Inputs besides the ratings, by the loader's name (``ReportBuilder.inputs``).
+    inputs: Mapping[str, Any] = field(default_factory=dict)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -264,10 +272,6 @@ class ReportContext:
         if key not in self._cache:
             self._cache[key] = compute()
         return self._cache[key]
-
-    def record_input(self, name: str, data: Any) -> None:
-        """Declare JSON-able data the report depends on, so the inputs digest covers it."""
-        self.extra_inputs[name] = data
 
     # -- shapes ----------------------------------------------------------------------------------
     @property
@@ -390,21 +394,28 @@ def human_agreement_measure(ctx: ReportContext, names: Sequence[str]) -> tuple[s
     weights = ctx.parameters.weights
     if results and all(r.cohen_kappa is not None for r in results):
         if ordered:
-            return f"cohen_kappa.{weights}", f"κ_w ({weights})", rf"$\kappa_w$ ({weights})"
-        return "cohen_kappa.unweighted", "Cohen's κ", r"Cohen's $\kappa$"
+            return cohen_key(weights), f"κ_w ({weights})", rf"$\kappa_w$ ({weights})"
+        return cohen_key("unweighted"), "Cohen's κ", r"Cohen's $\kappa$"
     if not ordered and results and all(r.fleiss_kappa.statistic is not None for r in results):
-        return "fleiss_kappa", "Fleiss' κ", r"Fleiss' $\kappa$"
+        return FLEISS_KAPPA, "Fleiss' κ", r"Fleiss' $\kappa$"
     level = ctx.dimension(names[0]).level if names else "nominal"
-    return "krippendorff_alpha", f"α ({level})", rf"$\alpha$ ({level})"
+    return KRIPPENDORFF_ALPHA, f"α ({level})", rf"$\alpha$ ({level})"
 
 
 def judge_kappa_key(ctx: ReportContext, name: str) -> str:
-    return f"majority_vs_reference.cohen_kappa.{ctx.weighting(name)}"
+    return majority_kappa_key(ctx.weighting(name))
 
 
 class ReportBuilder:
     """Lays out one task kind's report. The base class has no paper tables of its own; kinds add
-    theirs (``paper_tables``) and may add figures (``figures``)."""
+    theirs (``paper_tables``) and may add figures (``figures``).
+
+    A builder that needs data besides the ratings names its loaders in ``inputs`` (keys of
+    ``validation.reports.build.INPUT_LOADERS``); the build runs them, digests what they load into the
+    report's inputs hash, and hands it over as ``ctx.inputs``.
+    """
+
+    inputs: tuple[str, ...] = ()
 
     def __init__(self, kind: TaskKind) -> None:
         self.kind = kind
@@ -449,40 +460,17 @@ def confusion_figure(ctx: ReportContext, name: str, *, against_judge: bool = Fal
     )
 
 
-_DIMENSION_COLUMNS: list[tuple[str, str, str, CellFormat]] = [
-    ("percent_agreement", "% agreement", r"\% agr.", "percent"),
-    ("cohen_kappa.unweighted", "Cohen's κ", r"$\kappa$", "number"),
-    ("cohen_kappa.linear", "κ_w linear", r"$\kappa_{\mathrm{lin}}$", "number"),
-    ("cohen_kappa.quadratic", "κ_w quadratic", r"$\kappa_{\mathrm{quad}}$", "number"),
-    ("fleiss_kappa", "Fleiss' κ", r"Fleiss' $\kappa$", "number"),
-    ("krippendorff_alpha", "Krippendorff's α", r"$\alpha$", "number"),
-]
-_JUDGE_COLUMNS: list[tuple[str, str, str, CellFormat]] = [
-    ("spearman", "ρ (mean vs LLM)", r"$\rho$ (mean--LLM)", "number"),
-    ("kendall", "τ (mean vs LLM)", r"$\tau$ (mean--LLM)", "number"),
-    ("majority_vs_reference.percent_agreement", "% agr. (majority vs LLM)", r"\% agr.\ (maj.--LLM)", "percent"),
-    ("majority_vs_reference.cohen_kappa.unweighted", "κ (majority vs LLM)", r"$\kappa$ (maj.--LLM)", "number"),
-    (
-        "majority_vs_reference.cohen_kappa.linear",
-        "κ_w lin. (maj. vs LLM)",
-        r"$\kappa_{\mathrm{lin}}$ (maj.--LLM)",
-        "number",
-    ),
-    (
-        "majority_vs_reference.cohen_kappa.quadratic",
-        "κ_w quad. (maj. vs LLM)",
-        r"$\kappa_{\mathrm{quad}}$ (maj.--LLM)",
-        "number",
-    ),
-]
+#: The dimension table's columns: every measure among the people, then (with a judge) against it.
+_DIMENSION_COLUMNS: tuple[Measure, ...] = tuple(m for m in MEASURES if not m.reference)
+_JUDGE_COLUMNS: tuple[Measure, ...] = tuple(m for m in MEASURES if m.reference)
 
 
 def dimension_table(ctx: ReportContext) -> Table:
     """Every measure for every dimension, with intervals: the appendix behind the paper tables."""
     noun = ctx.judge_noun
-    columns = list(_DIMENSION_COLUMNS) + [
-        (key, plain.replace("LLM", noun), latex.replace("LLM", noun), fmt)
-        for key, plain, latex, fmt in (_JUDGE_COLUMNS if ctx.judge else [])
+    columns = [
+        (m.key, m.label_for(noun), m.latex_for(noun), m.format)
+        for m in (*_DIMENSION_COLUMNS, *(_JUDGE_COLUMNS if ctx.judge else ()))
     ]
     rows = []
     for dimension in ctx.dimensions:

@@ -1,26 +1,39 @@
-"""Building a project's report: ratings → agreement → the kind's tables and figures."""
+"""Building a project's report: ratings → agreement → the kind's tables and figures.
+
+Everything a report reads comes through here: the ratings, and the other inputs its builder names
+(``ReportBuilder.inputs``), each loaded by one function of :data:`INPUT_LOADERS`. Whatever is loaded
+enters the inputs digest, always; the builders then only lay out what they are given.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import platform
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from typing import Any
 
+import numpy as np
 from django.utils.module_loading import import_string
 
 from annotation.errors import ConcordError
 from annotation.kinds.base import TaskKind
-from annotation.models import Project
+from annotation.models import Item, Project
+from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
-from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
+from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, latest_annotations, project_ratings
 from validation.reports.base import Figure, JudgeInfo, ReportBuilder, ReportContext, ReportParameters, Table
 
 __all__ = [
+    "INPUT_LOADERS",
     "LIBRARIES",
+    "DraftInputs",
+    "LoadedInput",
+    "ReportSource",
     "Report",
     "UnknownJudgeRun",
     "build_report",
@@ -96,8 +109,6 @@ def judge_info(project: Project, run_id: int | None) -> JudgeInfo | None:
     """The run as a report names it; UnknownJudgeRun unless it is a run of this project's kind."""
     if run_id is None:
         return None
-    from judges.models import JudgeRun  # judges depends on annotation; only a report with a run needs it
-
     run = JudgeRun.objects.select_related("judge").filter(pk=run_id, project=project).first()
     if run is None:
         raise UnknownJudgeRun(UNKNOWN_RUN.format(run_id=run_id, slug=project.slug))
@@ -145,6 +156,115 @@ def report_agreement(
     return agreement, humans
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportSource:
+    """What the loaders start from: the project, its ratings and the report's parameters."""
+
+    project: Project
+    kind: TaskKind
+    parameters: ReportParameters
+    ratings: RatingSet
+    human_raters: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoadedInput:
+    """One loader's result: ``data`` for the builder, ``digest`` the same content as JSON for the
+    inputs hash, with external ids and judge fingerprints in place of database ids (which change
+    when a database is recreated, so they are no input)."""
+
+    data: Any
+    digest: Any
+
+
+@dataclass(frozen=True)
+class DraftJudge:
+    """A judge that drafted statements: its name in tables, its prompt, its latest draft per item id."""
+
+    label: str
+    prompt: str
+    drafts: dict[int, str]
+
+
+@dataclass(frozen=True)
+class DraftInputs:
+    """LLM drafts and people's final statements (``TaskKind.draft_text``), for draft acceptance.
+
+    ``judges`` come in table order (name, prompt, then age); ``finals`` are every rater's latest
+    statement as ``(item id, rater, text, suggestion_visible)``.
+    """
+
+    judges: tuple[DraftJudge, ...]
+    finals: tuple[tuple[int, str, str, Any], ...]
+
+
+def load_drafts(source: ReportSource) -> LoadedInput:
+    """Every judge's newest OK draft per item, and each person's latest statement per item."""
+    kind, project = source.kind, source.project
+    drafts: dict[int, dict[int, str]] = defaultdict(dict)
+    suggestions = (
+        Suggestion.objects.filter(item__project=project, status=Suggestion.Status.OK)
+        .order_by("judge_id", "item_id", "updated_at", "id")
+        .values_list("judge_id", "item_id", "value")
+        .iterator(chunk_size=5000)
+    )
+    for judge_id, item_id, value in suggestions:
+        text = kind.draft_text(value)
+        if text is not None:
+            drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
+    finals = tuple(
+        (item_id, rater, text, visible)
+        for item_id, rater, value, visible in latest_annotations(project, source.parameters.sources or None)
+        .values_list("item_id", "rater", "value", "suggestion_visible")
+        .iterator(chunk_size=5000)
+        if (text := kind.draft_text(value)) is not None
+    )
+    judges = Judge.objects.in_bulk(list(drafts))
+    order = sorted(drafts, key=lambda j: (judges[j].name, judges[j].prompt_key, j))
+    data = DraftInputs(
+        judges=tuple(
+            DraftJudge(
+                label=f"{judges[j].name} ({judges[j].backend_label})", prompt=judges[j].prompt_key, drafts=drafts[j]
+            )
+            for j in order
+        ),
+        finals=finals,
+    )
+    external = dict(Item.objects.filter(project=project).values_list("pk", "external_id").iterator(chunk_size=5000))
+    digest: dict[str, Any] = {
+        "drafts": sorted([judges[j].fingerprint, external[i], t] for j in drafts for i, t in drafts[j].items()),
+        "finals": sorted([external[i], r, t, v] for i, r, t, v in finals),
+    }
+    if order:
+        # The tables name the judges, in this order (no judge drafted: nothing to name, the digest stays).
+        digest["judges"] = [[judges[j].fingerprint, d.label, d.prompt] for j, d in zip(order, data.judges, strict=True)]
+    return LoadedInput(data, digest)
+
+
+def load_answer_keys(source: ReportSource) -> LoadedInput:
+    """(external id, correct answers, options) of every item the people rated, sorted."""
+    rated: set[int] = set()
+    for dimension in source.kind.rating_dimensions:
+        matrix = source.ratings.matrix(dimension.name, source.human_raters)
+        present = (matrix != None) if matrix.dtype == object else ~np.isnan(matrix.astype(float))  # noqa: E711
+        rated |= set(source.ratings.unit_items[present.any(axis=1)].tolist())
+    sizes = []
+    rows = Item.objects.filter(project=source.project).values_list("pk", "external_id", "payload")
+    for pk, external_id, payload in rows.iterator(chunk_size=5000):
+        if pk in rated:
+            sizes.append((external_id, len(set(payload["answers"])), len(payload["options"])))
+    sizes.sort()
+    return LoadedInput(sizes, sizes)
+
+
+#: What a builder can ask for besides the ratings (``ReportBuilder.inputs``), by the name under which
+#: it enters the inputs digest.
+INPUT_LOADERS: dict[str, Callable[[ReportSource], LoadedInput]] = {
+    "drafts": load_drafts,
+    "mcq_answers_and_options": load_answer_keys,
+}
+
+
 def build_report(*, project: Project, parameters: ReportParameters) -> Report:
     """Compute a project's report: ratings, agreement with intervals, the kind's tables and figures.
 
@@ -159,16 +279,18 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
         project=project, judge_run_id=judge.run_id if judge else None, sources=parameters.sources or None
     )
     agreement, humans = report_agreement(ratings, kind, parameters, judge)
+    builder = report_builder(kind)
+    source = ReportSource(project=project, kind=kind, parameters=parameters, ratings=ratings, human_raters=humans)
+    loaded = {name: INPUT_LOADERS[name](source) for name in builder.inputs}
     context = ReportContext(
-        project=project,
         kind=kind,
         parameters=parameters,
         ratings=ratings,
         agreement=agreement,
         human_raters=humans,
         judge=judge,
+        inputs={name: loaded_input.data for name, loaded_input in loaded.items()},
     )
-    builder = report_builder(kind)
     tables = tuple(builder.all_tables(context))
     figures = tuple(builder.figures(context))
     return Report(
@@ -176,7 +298,7 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
         kind=kind.name,
         title=project.title,
         parameters=parameters,
-        inputs_sha256=inputs_digest(ratings, context.extra_inputs),
+        inputs_sha256=inputs_digest(ratings, {name: loaded_input.digest for name, loaded_input in loaded.items()}),
         library_versions=library_versions(),
         judge=judge,
         human_raters=humans,
@@ -188,7 +310,7 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
 
 
 def inputs_digest(ratings: RatingSet, extra: dict[str, Any]) -> str:
-    """The ratings' digest, extended by whatever else the kind's tables read (see ``record_input``)."""
+    """The ratings' digest, extended by everything else the build loaded for the kind's tables."""
     if not extra:
         return ratings.digest()
     sha = hashlib.sha256(ratings.digest().encode())

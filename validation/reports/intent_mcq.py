@@ -9,33 +9,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.models import Item
 from validation.agreement import AgreementResult, mean_rating, random_guess_f1
 from validation.reports.base import Cell, Figure, ReportBuilder, ReportContext, Row, Table
 
 F1 = "f1"
+#: The loaded input (``validation.reports.build.INPUT_LOADERS``) with each answered item's key sizes.
+ANSWER_KEYS = "mcq_answers_and_options"
 #: Above this many annotators the per-annotator rows are left out of the table (the CSV has them all).
 MAX_ANNOTATOR_ROWS = 20
 
 
 class IntentMcqReport(ReportBuilder):
+    inputs = (ANSWER_KEYS,)
+
     def _baseline(self, ctx: ReportContext) -> AgreementResult:
         return ctx.cached("mcq-baseline", lambda: self._compute_baseline(ctx))
 
     def _compute_baseline(self, ctx: ReportContext) -> AgreementResult:
-        answered = ~np.isnan(ctx.numeric_humans(F1)).all(axis=1)
-        wanted = set(ctx.ratings.unit_items[answered].tolist())
-        sizes = []
-        rows = (
-            Item.objects.filter(project=ctx.project)
-            .values_list("pk", "external_id", "payload")
-            .iterator(chunk_size=5000)
-        )
-        for pk, external_id, payload in rows:
-            if pk in wanted:
-                sizes.append((external_id, len(set(payload["answers"])), len(payload["options"])))
-        sizes.sort()
-        ctx.record_input("mcq_answers_and_options", sizes)
+        # (external id, correct answers, options) of the instances people answered, loaded by the build.
+        sizes = ctx.inputs[ANSWER_KEYS]
         return random_guess_f1([v for _, v, _ in sizes], [u for _, _, u in sizes])
 
     def _scores(self, ctx: ReportContext) -> list[tuple[str, object, int]]:

@@ -9,12 +9,10 @@ draft, so independent writing shows what "unchanged" means by chance.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from dataclasses import dataclass
 
-from annotation.models import Item
 from validation.drafts import DraftAcceptance, draft_acceptance
-from validation.ratings import HIDDEN, SHOWN, latest_annotations
+from validation.ratings import HIDDEN, SHOWN
 from validation.reports.base import (
     NO_JUDGE_COLUMNS,
     Cell,
@@ -27,15 +25,17 @@ from validation.reports.base import (
     human_agreement_measure,
     judge_kappa_key,
 )
+from validation.reports.build import DraftInputs
 
 REVIEW = "review_verdict"
 NO_REVIEWS = "No reviews yet: agreement on statements appears once experts accept or revise them."
 VISIBILITY = {SHOWN: "draft shown", HIDDEN: "draft hidden"}
+#: The loaded input (``validation.reports.build.INPUT_LOADERS``) with the drafts and final statements.
+DRAFTS = "drafts"
 
 
 @dataclass(frozen=True)
 class DraftGroup:
-    judge_id: int
     label: str
     prompt: str
     acceptance: DraftAcceptance
@@ -48,37 +48,7 @@ def draft_groups(ctx: ReportContext) -> list[DraftGroup]:
 
 
 def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
-    from judges.models import Judge, Suggestion  # judges depends on annotation, not the reverse
-
-    kind = ctx.kind
-    drafts: dict[int, dict[int, str]] = defaultdict(dict)
-    suggestions = (
-        Suggestion.objects.filter(item__project=ctx.project, status=Suggestion.Status.OK)
-        .order_by("judge_id", "item_id", "updated_at", "id")
-        .values_list("judge_id", "item_id", "value")
-        .iterator(chunk_size=5000)
-    )
-    for judge_id, item_id, value in suggestions:
-        text = kind.draft_text(value)
-        if text is not None:
-            drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
-    finals = [
-        (item_id, rater, text, visible)
-        for item_id, rater, value, visible in latest_annotations(ctx.project, ctx.parameters.sources or None)
-        .values_list("item_id", "rater", "value", "suggestion_visible")
-        .iterator(chunk_size=5000)
-        if (text := kind.draft_text(value)) is not None
-    ]
-    judges = Judge.objects.in_bulk(list(drafts))
-    # By external id and judge fingerprint, like the ratings' digest: database ids do not enter.
-    external = dict(Item.objects.filter(project=ctx.project).values_list("pk", "external_id").iterator(chunk_size=5000))
-    ctx.record_input(
-        "drafts",
-        {
-            "drafts": sorted([judges[j].fingerprint, external[i], t] for j in drafts for i, t in drafts[j].items()),
-            "finals": sorted([external[i], r, t, v] for i, r, t, v in finals),
-        },
-    )
+    inputs: DraftInputs = ctx.inputs[DRAFTS]
     parameters = ctx.parameters
     options = {
         "light_edit": parameters.light_edit,
@@ -87,12 +57,11 @@ def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
         "confidence_level": parameters.confidence_level,
     }
     groups = []
-    for judge_id in sorted(drafts, key=lambda j: (judges[j].name, judges[j].prompt_key, j)):
-        judge = judges[judge_id]
+    for judge in inputs.judges:
         pairs = [
-            (drafts[judge_id][item], final, item, visible)
-            for item, _, final, visible in finals
-            if item in drafts[judge_id]
+            (judge.drafts[item], final, item, visible)
+            for item, _, final, visible in inputs.finals
+            if item in judge.drafts
         ]
         by_visibility = {}
         for flag, name in VISIBILITY.items():
@@ -103,9 +72,8 @@ def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
                 )
         groups.append(
             DraftGroup(
-                judge_id=judge_id,
-                label=f"{judge.name} ({judge.backend_label})",
-                prompt=judge.prompt_key,
+                label=judge.label,
+                prompt=judge.prompt,
                 acceptance=draft_acceptance(
                     [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], **options
                 ),
@@ -129,6 +97,8 @@ def _acceptance_cells(acceptance: DraftAcceptance) -> tuple[Cell, ...]:
 
 
 class LabelContextualizationReport(ReportBuilder):
+    inputs = (DRAFTS,)
+
     def paper_tables(self, ctx: ReportContext) -> list[Table]:
         key, header, latex_header = human_agreement_measure(ctx, [REVIEW])
         noun = ctx.judge_noun

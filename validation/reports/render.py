@@ -1,24 +1,44 @@
-"""Reports as text: Markdown, LaTeX (booktabs) and CSV, from the tables alone.
+"""Agreement as text: Markdown, LaTeX (booktabs) and CSV. The one renderer of Concord's tables.
 
-Numbers show three decimals and percentages one, with the confidence interval in brackets beside
-each; an empty cell is a dash, and its reason is listed under the table (a LaTeX comment there).
-CSV is long-format (one row per cell) at full precision, for scripts.
+Two layouts share the cells, escapes and labels here:
+
+- a report's tables (:func:`render_markdown`, :func:`render_latex`, :func:`render_csv`): numbers show
+  three decimals and percentages one, with the confidence interval in brackets beside each; an empty
+  cell is a dash, and its reason is listed under the table (a LaTeX comment there). CSV is
+  long-format (one row per cell) at full precision, for scripts.
+- the compact per-dimension table of the ``agreement`` and ``agreement_stats`` commands
+  (:func:`render_dimensions_markdown`, :func:`render_dimensions_latex`, :func:`render_dimensions_csv`):
+  one row per dimension and one column per measure (headed by the measure registry's short labels);
+  its CSV is wide, a fixed set of columns at full precision.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from validation.agreement import MEASURES, CorrelationResult, DimensionAgreement
+from validation.agreement.measures import CORRELATION_METHODS, REFERENCE_KEYS, Measure
 from validation.reports.base import Cell, Table
 
-__all__ = ["empty_columns", "format_cell", "render_csv", "render_latex", "render_markdown", "table_notes"]
+__all__ = [
+    "empty_columns",
+    "format_cell",
+    "latex_escape",
+    "render_csv",
+    "render_dimensions_csv",
+    "render_dimensions_latex",
+    "render_dimensions_markdown",
+    "render_latex",
+    "render_markdown",
+    "table_notes",
+]
 
 DIGITS = 3
 
 
-def format_cell(cell: Cell, *, latex: bool = False, dash: str = "—") -> str:
+def format_cell(cell: Cell, *, latex: bool = False, dash: str = "—", digits: int = DIGITS) -> str:
     """A cell as text: ``0.643 [0.512, 0.760]``, ``63.5% [55.2%, 71.0%]``, a count or text."""
     if cell.value is None:
         return dash
@@ -31,7 +51,7 @@ def format_cell(cell: Cell, *, latex: bool = False, dash: str = "—") -> str:
     def number(value: float) -> str:
         if cell.format == "percent":
             return f"{100 * value:.1f}{percent}"
-        return f"{value:.{DIGITS}f}"
+        return f"{value:.{digits}f}"
 
     text = number(float(cell.value))  # type: ignore[arg-type]
     if cell.ci is not None:
@@ -150,4 +170,99 @@ def render_csv(tables: Iterable[Table]) -> str:
                 value = "" if cell.value is None else (repr(cell.value) if cell.format != "text" else cell.value)
                 low, high = ("", "") if cell.ci is None else (repr(cell.ci[0]), repr(cell.ci[1]))
                 writer.writerow([table.key, row.label, column, value, low, high, cell.note or ""])
+    return buffer.getvalue()
+
+
+# -- the per-dimension table of the agreement commands -------------------------------------------
+
+
+def _dimension_measures(results: Mapping[str, DimensionAgreement]) -> list[Measure]:
+    """The measure columns: those against a reference only when some dimension has one."""
+    with_reference = any(d.reference is not None for d in results.values())
+    return [m for m in MEASURES if with_reference or m.key not in REFERENCE_KEYS]
+
+
+def _dimension_cells(d: DimensionAgreement, columns: list[Measure], *, latex: bool, digits: int) -> list[str]:
+    measures = d.measures()
+    dash = "--" if latex else "—"
+    return [format_cell(Cell.of(measures.get(m.key)), latex=latex, dash=dash, digits=digits) for m in columns]
+
+
+def render_dimensions_markdown(results: Mapping[str, DimensionAgreement], *, digits: int = DIGITS) -> str:
+    """A Markdown table, one row per dimension; bracketed bootstrap CIs; notes below the table."""
+    columns = _dimension_measures(results)
+    header = ["Dimension", "Level", "Units", "Raters", "Ratings", *(m.short for m in columns)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|"]
+    for name, d in results.items():
+        cells = [_md_escape(name), d.level, str(d.n_units), str(d.n_raters), str(d.n_ratings)]
+        cells += _dimension_cells(d, columns, latex=False, digits=digits)
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = [f"- {_md_escape(name)}, {key}: {why}" for name, d in results.items() for key, why in d.notes().items()]
+    if notes:
+        lines += ["", "Notes:", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_dimensions_latex(results: Mapping[str, DimensionAgreement], *, digits: int = DIGITS) -> str:
+    """A booktabs ``tabular``, one row per dimension; reasons for empty cells as LaTeX comments."""
+    columns = _dimension_measures(results)
+    lines = [f"% {name}, {key}: {why}" for name, d in results.items() for key, why in d.notes().items()]
+    lines += [
+        r"\begin{tabular}{ll" + "r" * (3 + len(columns)) + "}",
+        r"\toprule",
+        " & ".join(["Dimension", "Level", "Units", "Raters", "Ratings", *(m.short_latex for m in columns)]) + r" \\",
+        r"\midrule",
+    ]
+    for name, d in results.items():
+        cells = [latex_escape(name), d.level, str(d.n_units), str(d.n_raters), str(d.n_ratings)]
+        cells += _dimension_cells(d, columns, latex=True, digits=digits)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_dimensions_csv(results: Mapping[str, DimensionAgreement]) -> str:
+    """CSV, one row per dimension and a fixed set of columns; full precision, empty cell for null."""
+    header = ["dimension", "level", "n_units", "n_raters", "n_ratings", "reference"]
+    for m in MEASURES:
+        header += [m.csv_name, f"{m.csv_name}_ci_low", f"{m.csv_name}_ci_high"]
+        if m.key in CORRELATION_METHODS:
+            header += [f"{m.key}_p", f"{m.key}_n"]
+    header += ["majority_n", "n_resamples", "seed", "notes"]
+
+    def number(value: float | int | None) -> str:
+        return "" if value is None else repr(value)
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for name, d in results.items():
+        measures = d.measures()
+        row = [name, d.level, d.n_units, d.n_raters, d.n_ratings, d.reference or ""]
+        for m in MEASURES:
+            result = measures.get(m.key)
+            interval = None if result is None else result.confidence_interval
+            row += [
+                number(None if result is None else result.statistic),
+                number(None if interval is None else interval.low),
+                number(None if interval is None else interval.high),
+            ]
+            if m.key in CORRELATION_METHODS:
+                correlation = result if isinstance(result, CorrelationResult) else None
+                row += [
+                    number(None if correlation is None else correlation.pvalue),
+                    number(None if correlation is None or correlation.statistic is None else correlation.n_units),
+                ]
+        majority = d.majority_vs_reference
+        row += [
+            number(
+                None
+                if majority is None or majority.percent_agreement.statistic is None
+                else majority.percent_agreement.n_units
+            ),
+            number(None if d.bootstrap is None else d.bootstrap.n_resamples),
+            number(None if d.bootstrap is None else d.bootstrap.seed),
+            "; ".join(f"{key}: {why}" for key, why in d.notes().items()),
+        ]
+        writer.writerow(row)
     return buffer.getvalue()

@@ -13,12 +13,12 @@ import json
 import time
 from pathlib import Path
 
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project
-from config.celery import app
 from judges.backends import backend_names, get_backend
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.generation.selectors import generation_failures, generation_progress, generation_summary
@@ -137,7 +137,7 @@ class Command(BaseCommand):
             raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
 
     def _wait(self, run: GenerationRun, *, show: bool) -> GenerationRun:
-        if app.conf.task_always_eager:
+        if current_app.conf.task_always_eager:
             run = GenerationRun.objects.get(pk=run.pk)
             if run.is_active:
                 errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import time
 
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ValidationFailed
 from annotation.models import Project
-from config.celery import app
 from judges.backends import backend_names, get_backend
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.models import MAX_CONCURRENCY, JudgeRun
@@ -95,7 +95,7 @@ class Command(BaseCommand):
             )
 
     def _wait(self, run: JudgeRun, *, show: bool) -> JudgeRun:
-        if app.conf.task_always_eager:
+        if current_app.conf.task_always_eager:
             # Tasks ran in this process and are over; a run still running now has no worker left to finish it.
             run = JudgeRun.objects.get(pk=run.pk)
             if run.is_active:

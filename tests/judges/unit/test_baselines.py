@@ -11,9 +11,12 @@ from annotation.kinds import get_kind
 from annotation.kinds.copa_likert import FACTORS
 from judges.baselines import inclusion, jaccard, label_words, words
 from judges.models import Suggestion
-from judges.prompting import get_prompt
+from judges.prompting import all_prompts, get_prompt
 from judges.selectors import suggestion_for_display
 from tests.judges.conftest import add_items, make_judge, run_now
+
+#: Every kind that has a baseline method (judges/kinds/<kind>/baselines.py), in registry order.
+BASELINE_KINDS = list(dict.fromkeys(p.kind for p in all_prompts() if p.baseline and p.is_judge))
 
 
 def compute(name: str, payload: dict, *, seed: int = 42, external_id: str = "x") -> dict:
@@ -97,7 +100,7 @@ class LabelBaselineTests:
 
 @pytest.mark.django_db
 class BaselineRunTests:
-    @pytest.mark.parametrize("kind", ["copa_likert", "ipqa_core_intent", "intent_mcq", "label_contextualization"])
+    @pytest.mark.parametrize("kind", BASELINE_KINDS)
     def test_a_baseline_run_needs_no_model_and_is_labelled_baseline(self, make_project, kind):
         project = make_project(kind)
         add_items(project, 7)

@@ -5,24 +5,20 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
+import judges.kinds
 from annotation.kinds import get_kind
 from judges.errors import JudgeOutputInvalid
 from judges.fake_server import answer_from_schema
-from judges.prompting import (
-    LETTERS,
-    MCQ_PROMPTING,
-    MCQ_SHUFFLE_SEEDS,
-    PROMPTS_DIR,
-    TemplatePrompt,
-    all_prompts,
-    get_prompt,
-    prompts_for,
-    schema_problems,
-)
+from judges.kinds.intent_mcq.prompts import LETTERS, MCQ_PROMPTING, MCQ_SHUFFLE_SEEDS
+from judges.prompting import TemplatePrompt, all_prompts, get_prompt, prompts_for, schema_problems
+
+#: Where each kind's prompt classes and template files live: judges/kinds/<kind>/.
+JUDGE_KINDS_DIR = Path(judges.kinds.__file__).resolve().parent
 
 TEMPLATES = [p for p in all_prompts() if isinstance(p, TemplatePrompt)]
 JUDGE_TEMPLATES = [p for p in TEMPLATES if p.is_judge]
@@ -50,13 +46,15 @@ def sample_input(prompt) -> dict:
 
 
 class TemplateFileTests:
-    def test_every_template_is_a_versioned_pair_of_files(self):
-        names = {p.name for p in PROMPTS_DIR.iterdir()}
+    def test_every_template_is_a_versioned_pair_of_files_in_its_kind_s_folder(self):
+        files = {p for pattern in ("*/*.txt", "*/*.schema.json") for p in JUDGE_KINDS_DIR.glob(pattern)}
         for prompt in TEMPLATES:
-            assert prompt.template_path.name in names and prompt.schema_path.name in names
+            folder = JUDGE_KINDS_DIR / prompt.kind
+            assert prompt.template_path == folder / prompt.template_path.name and prompt.template_path in files
+            assert prompt.schema_path == folder / prompt.schema_path.name and prompt.schema_path in files
             assert re.fullmatch(r"[a-z_]+\.v\d+\.(txt|schema\.json)", prompt.template_path.name)
-        used = {p.template_path.name for p in TEMPLATES} | {p.schema_path.name for p in TEMPLATES}
-        assert names == used, "every file under judges/prompts/ belongs to a registered prompt"
+        used = {p.template_path for p in TEMPLATES} | {p.schema_path for p in TEMPLATES}
+        assert files == used, "every template file under judges/kinds/ belongs to a registered prompt"
 
     def test_the_issue_s_prompts_are_all_shipped(self):
         keys = {p.key for p in all_prompts()}

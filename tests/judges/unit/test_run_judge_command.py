@@ -1,4 +1,4 @@
-"""run_judge: the DESIGN §5 contract. Exit 0 / 1 bad input / 2 usage; JSON on stdout; progress on stderr."""
+"""run_judge, as docs/cli.md states it: exit 0 / 1 bad input / 2 usage; JSON on stdout; progress on stderr."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from judges.models import JudgeChunk, Suggestion
 from judges.selectors import run_progress, suggestion_values
 from judges.services import (
     judge_run_cancel,
-    judge_run_chunks_to_send,
+    judge_run_chunks_mark_sent,
     judge_run_new_watch,
     judge_run_resume,
     judge_run_start,
@@ -146,11 +146,11 @@ class ChunkClaimTests:
         assert (run.status, run.ok_count) == ("completed", 6) and Suggestion.objects.count() == 6
 
     def test_dispatch_marks_every_waiting_chunk_sent_once_across_batches(self, copa, llm_server, monkeypatch):
-        monkeypatch.setattr("judges.services.MARK_SENT_BATCH", 2)
+        monkeypatch.setattr("judges.leasing.MARK_SENT_BATCH", 2)
         add_items(copa, 5)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=1)
         with CaptureQueriesContext(connection) as queries:
-            dispatch = judge_run_chunks_to_send(run_id=run.pk)
+            dispatch = judge_run_chunks_mark_sent(run_id=run.pk)
         assert sum(q["sql"].startswith('UPDATE "judges_judgechunk"') for q in queries.captured_queries) == 3
         assert sorted(dispatch.chunk_ids) == sorted(run.chunks.values_list("pk", flat=True))
         assert set(run.chunks.values_list("sends", flat=True)) == {1}

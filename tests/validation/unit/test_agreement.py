@@ -53,10 +53,10 @@ from validation.agreement import (
     percent_agreement,
     random_guess_f1,
     rank_correlation,
-    render_csv,
-    render_latex,
-    render_markdown,
 )
+from validation.agreement import bootstrap as agreement_bootstrap
+from validation.agreement.coding import coded_from_array
+from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
 
 nan = np.nan
 
@@ -603,7 +603,7 @@ class RendererTests:
         }
 
     def test_markdown(self, results):
-        text = render_markdown(results)
+        text = render_dimensions_markdown(results)
         lines = text.splitlines()
         assert lines[0].startswith("| Dimension | Level | Units | Raters | Ratings | % agr. | κ |")
         assert "| CT_score | ordinal | 85 | 2 | 170 | 0.635 [" in text
@@ -611,7 +611,7 @@ class RendererTests:
         assert "- SA, krippendorff_alpha: " + agreement.ONE_CATEGORY_ALPHA in text
 
     def test_latex_booktabs(self, results):
-        text = render_latex(results)
+        text = render_dimensions_latex(results)
         for rule in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}", r"\end{tabular}"):
             assert rule in text
         assert r"CT\_score & ordinal & 85 & 2 & 170 & 0.635 [" in text
@@ -619,7 +619,7 @@ class RendererTests:
         assert "% SA, fleiss_kappa: " + agreement.ONE_CATEGORY in text
 
     def test_csv(self, results):
-        rows = list(csv.DictReader(io.StringIO(render_csv(results))))
+        rows = list(csv.DictReader(io.StringIO(render_dimensions_csv(results))))
         assert [row["dimension"] for row in rows] == ["CT_score", "SA"]
         assert float(rows[0]["cohen_kappa_quadratic"]) == results["CT_score"].cohen_kappa.quadratic.statistic
         assert float(rows[0]["spearman_rho"]) == results["CT_score"].spearman.statistic
@@ -660,7 +660,7 @@ class FleissTableTests:
         """Fleiss' kappa is fed the per-unit category counts; they equal statsmodels' aggregate_raters."""
         from statsmodels.stats.inter_rater import aggregate_raters
 
-        coded = agreement._coded_from_array(FLEISS_1971, "nominal")
+        coded = coded_from_array(FLEISS_1971, "nominal")
         table, _ = aggregate_raters(coded.codes.astype(int), n_cat=len(coded.domain))
         np.testing.assert_array_equal(coded.counts, table)
 
@@ -745,10 +745,10 @@ class JointAgreementTests:
 
     def test_threads_give_the_same_intervals(self, monkeypatch):
         dims = {"v": DimensionInput(ratings=_copa_like(300, 5, raters=3), level="ordinal")}
-        monkeypatch.setattr(agreement, "THREADED_FROM_UNITS", 1)
-        monkeypatch.setattr(agreement, "BOOTSTRAP_THREADS", 1)
+        monkeypatch.setattr(agreement_bootstrap, "THREADED_FROM_UNITS", 1)
+        monkeypatch.setattr(agreement_bootstrap, "BOOTSTRAP_THREADS", 1)
         serial = joint_agreement(dims, raters=["a", "b", "c"], bootstrap=40, seed=8)
-        monkeypatch.setattr(agreement, "BOOTSTRAP_THREADS", 3)
+        monkeypatch.setattr(agreement_bootstrap, "BOOTSTRAP_THREADS", 3)
         threaded = joint_agreement(dims, raters=["a", "b", "c"], bootstrap=40, seed=8)
         assert threaded == serial
 

@@ -1,4 +1,4 @@
-"""``manage.py agreement SLUG``: the DESIGN section 5 contract for projects.
+"""``manage.py agreement SLUG``: the command-line contract of docs/cli.md, for projects.
 
 Same JSON shape as agreement_stats (one dimension per factor, intent label or verdict); md, latex,
 csv; exit 0 ok, 1 bad input, 2 usage; machine-readable output on stdout only.

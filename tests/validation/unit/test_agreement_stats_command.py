@@ -1,4 +1,4 @@
-"""``manage.py agreement_stats`` and validation.ratings_io: the DESIGN section 5 contract.
+"""``manage.py agreement_stats`` and validation.ratings_io: the command-line contract of docs/cli.md.
 
 Exit codes: 0 success, 1 bad input (line and field named on stderr), 2 usage error; machine-readable
 output on stdout only. The commands run in-process through ``execute_from_command_line`` (so the

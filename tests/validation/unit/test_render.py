@@ -56,7 +56,8 @@ class RenderTests:
         # The summary row is set off by a rule.
         assert "\\midrule\nOverall & 0.643 [0.500, 0.750] & 50 \\\\" in text
         assert "% Inputs SHA-256: abc" in text
-        assert "% SA\\_x, κ\\_w: all ratings fall in one category" not in text  # notes are escaped to math too
+        # A note is a LaTeX comment, escaped like the cells, with the Greek letter set as math.
+        assert "% SA\\_x, $\\kappa_w$: all ratings fall in one category\n" in text
 
     def test_csv_is_long_format_at_full_precision(self):
         rows = list(csv.DictReader(io.StringIO(render_csv([table()]))))

@@ -326,4 +326,13 @@ class DegenerateReportTests:
         project, run = copa
         report = build_report(project=project, parameters=ReportParameters(judge_run_id=run.pk, bootstrap=10))
         json.dumps(report.numbers(), allow_nan=False)
-        assert cohens_kappa  # statsmodels stays the source of every kappa checked above
+
+    def test_the_reports_kappa_is_statsmodels_on_the_contingency_table(self, copa):
+        """The table's linear-weighted kappa is statsmodels' cohens_kappa on the two people's 3x3 table."""
+        project, _ = copa
+        report = build_report(project=project, parameters=QUICK)
+        pairs = project_ratings(project=project).matrix("CT", ["ann", "bob"]).astype(int)
+        table = np.zeros((3, 3))
+        np.add.at(table, (pairs[:, 0], pairs[:, 1]), 1)
+        expected = cohens_kappa(table, wt="linear", weights=np.arange(3.0), return_results=False)
+        assert cells(report, "copa_table7")["CT"][0].value == pytest.approx(expected, abs=1e-12)

@@ -1,4 +1,4 @@
-"""``agreement SLUG``: agreement measures for a project (DESIGN section 5).
+"""``agreement SLUG``: agreement measures for a project (the contract is in docs/cli.md).
 
 Prints the ``agreement_stats`` JSON shape (one dimension per factor, intent label or verdict) or the
 same table as Markdown, LaTeX or CSV; with ``--report``, the kind's paper tables instead. With a
@@ -19,10 +19,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from validation.agreement import render_csv, render_latex, render_markdown
 from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.models import ReportSnapshot
 from validation.reports import ReportParameters, UnknownJudgeRun, build_report
+from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
 from validation.selectors import project_dimension_agreement
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
@@ -100,7 +100,12 @@ class Command(BaseCommand):
         if fmt == "json":
             self._write(_json({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
         else:
-            self._write({"md": render_markdown, "latex": render_latex, "csv": render_csv}[fmt](results))
+            renderers = {
+                "md": render_dimensions_markdown,
+                "latex": render_dimensions_latex,
+                "csv": render_dimensions_csv,
+            }
+            self._write(renderers[fmt](results))
 
     def _report(self, project: Project, parameters: ReportParameters, fmt: str) -> None:
         report = build_report(project=project, parameters=parameters)

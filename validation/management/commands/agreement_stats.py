@@ -1,4 +1,4 @@
-"""``agreement_stats FILE.csv``: agreement measures for any long-format ratings file (DESIGN section 5).
+"""``agreement_stats FILE.csv``: agreement measures for any long-format ratings file (docs/cli.md).
 
 Exit codes: 0 success, 1 bad input (the message names the line and field), 2 usage error. The
 result goes to stdout; errors to stderr.
@@ -12,9 +12,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from validation.agreement import LEVELS, dimension_agreement, render_csv, render_latex, render_markdown
+from validation.agreement import LEVELS, dimension_agreement
 from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.ratings_io import RatingsFileInvalid, read_ratings
+from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
 
 BAD_INPUT = 1
 UNKNOWN_REFERENCE = "--reference: rater {rater!r} has no rating in {file}"
@@ -59,10 +60,11 @@ class Command(BaseCommand):
             payload = {"dimensions": {name: result.to_json_dict() for name, result in results.items()}}
             # allow_nan=False: a NaN reaching the output is a bug, never a number.
             text = json.dumps(payload, indent=2, allow_nan=False)
-        elif fmt == "md":
-            text = render_markdown(results)
-        elif fmt == "latex":
-            text = render_latex(results)
         else:
-            text = render_csv(results)
+            renderers = {
+                "md": render_dimensions_markdown,
+                "latex": render_dimensions_latex,
+                "csv": render_dimensions_csv,
+            }
+            text = renderers[fmt](results)
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")

@@ -14,6 +14,7 @@ from annotation.kinds.base import (
     DimensionColumn,
     RatingDimension,
     TaskKind,
+    described,
     form_int,
     object_schema,
     without_none,
@@ -38,34 +39,76 @@ SCALE: dict[int, str] = {
 }
 SCORE = {"type": "integer", "enum": sorted(SCALE)}
 SCALE_NAMES = ("Mismatch", "Partial", "Full")
+SCALE_TEXT = "; ".join(f"{score} = {text}" for score, text in SCALE.items())
+
+
+def demo_guidelines() -> str:
+    """The demo project's guidelines, from CoPA's rubric."""
+    factors = "\n".join(f"- **{name} ({code})**: {definition}" for code, (name, definition) in FACTORS.items())
+    scale = "\n".join(f"- **{score}** {text}" for score, text in SCALE.items())
+    return f"""\
+# CoPA: six-factor rating
+
+Read the user's cognitive profile, their question and the candidate response. Score how well the
+response fits **this user** on each factor.
+
+{factors}
+
+Scale:
+
+{scale}
+
+If uncertain between two scores, choose the more conservative one. Judge each sample only on the
+material given; do not look the thread up.
+"""
 
 
 class CopaLikert(TaskKind):
     name = "copa_likert"
     label = "CoPA six-factor Likert rating"
     description = "Score a response 0/1/2 on each of the six cognitive-personalization factors."
-    form_template = "annotation/kinds/copa_likert.html"
     # One ordinal dimension per factor, named by its code as in the paper's Table 7.
     rating_dimensions = tuple(
         RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
     )
     report_builder = "validation.reports.copa_likert.CopaLikertReport"
+    demo_project = {
+        **{
+            "slug": "demo-copa",
+            "title": "Demo: CoPA six-factor ratings (Stack Exchange)",
+            "overlap": 3,
+            "suggestion_exposure": "randomised",
+            "suggestion_probability": 0.5,
+            "seed": 42,
+        },
+        "guidelines": demo_guidelines(),
+    }
     payload_schema = object_schema(
         {
-            "profile": object_schema({code: TEXT for code in FACTORS}, required=list(FACTORS)),
-            "question": TEXT,
-            "response": TEXT,
-            "response_source": TEXT,
+            "profile": object_schema(
+                {code: described(TEXT, f"the user's profile for {name}") for code, (name, _) in FACTORS.items()},
+                required=list(FACTORS),
+                description="the user's profile: one text per cognitive factor",
+            ),
+            "question": described(TEXT, "the user's question"),
+            "response": described(TEXT, "the candidate response to score"),
+            "response_source": described(
+                TEXT, "where the response comes from: `accepted`, `top-voted` or a model name"
+            ),
             # The accepted and the top-voted response of one question share a pair id (CoPA pairs them).
-            "pair_id": TEXT,
+            "pair_id": described(TEXT, "the question's pair: the accepted and the top-voted response share it"),
             "meta": META,
         },
         required=["profile", "question", "response", "response_source"],
     )
     value_schema = object_schema(
         {
-            "scores": object_schema({code: SCORE for code in FACTORS}, required=list(FACTORS)),
-            "comment": OPTIONAL_TEXT,
+            "scores": object_schema(
+                {code: described(SCORE, f"{name}: {question}") for code, (name, question) in FACTORS.items()},
+                required=list(FACTORS),
+                description=f"one score per factor ({SCALE_TEXT}); when torn, the more conservative score",
+            ),
+            "comment": described(OPTIONAL_TEXT, "a free note"),
         },
         required=["scores"],
     )

@@ -20,6 +20,7 @@ from annotation.kinds.base import (
     RatingDimension,
     TaskKind,
     ValueLine,
+    described,
     object_schema,
     without_none,
 )
@@ -30,20 +31,31 @@ STATEMENT_ENDS_WITH_PERIOD = "an intent statement ends with a period"
 REVISE_NEEDS_NOTE = "a 'revise' verdict needs a note saying what to change"
 
 WRITE = object_schema(
-    {"action": {"const": "write"}, "statement": TEXT, "comment": OPTIONAL_TEXT},
+    {
+        "action": {"const": "write"},
+        "statement": described(TEXT, "the intent statement: clause-like, starts with 'To ', ends with a period"),
+        "comment": described(OPTIONAL_TEXT, "a free note"),
+    },
     required=["action", "statement"],
 )
 CANNOT = object_schema(
-    {"action": {"const": "cannot_contextualize"}, "reason": TEXT},
+    {
+        "action": {"const": "cannot_contextualize"},
+        "reason": described(TEXT, "why the label cannot become an intent statement"),
+    },
     required=["action", "reason"],
 )
 REVIEW = object_schema(
     {
         "action": {"const": "review"},
-        "statement": TEXT,
-        "author": TEXT,
-        "verdict": {"type": "string", "enum": ["accept", "revise"]},
-        "note": OPTIONAL_TEXT,
+        "statement": described(TEXT, "the statement under review, as its author wrote it"),
+        "author": described(TEXT, "who wrote the statement under review"),
+        "verdict": {
+            "type": "string",
+            "enum": ["accept", "revise"],
+            "description": "`accept`, or `revise` to send it back",
+        },
+        "note": described(OPTIONAL_TEXT, "what to change (needed with `revise`)"),
     },
     required=["action", "statement", "author", "verdict"],
 )
@@ -79,31 +91,60 @@ def statement_problems(statement: str) -> list[str]:
     return problems
 
 
+#: The demo project's guidelines (Markdown).
+DEMO_GUIDELINES = """\
+# IntentGrasp: label contextualization
+
+Rewrite the terse dataset label as an **intent statement**: a clause saying what the speaker or
+writer intends, readable without knowing the dataset.
+
+- It starts with **"To "** and ends with **a period**.
+- It covers what the label covers, and no more: use the examples and the other labels of the
+  dataset to find the boundary.
+- Example: ACL-ARC `Uses` → "To use data, methods, etc., from the cited paper."
+
+If the label cannot be stated as an intent (it names a topic, or is a catch-all), flag it and
+say why. When reviewing someone else's statement, accept it or ask for a revision with a note.
+"""
+
+
 class LabelContextualization(TaskKind):
     name = "label_contextualization"
     label = "IntentGrasp label contextualization"
     description = "Rewrite a terse intent label as a clause-like intent statement, or review one."
-    form_template = "annotation/kinds/label_contextualization.html"
-    review_template = "annotation/kinds/label_contextualization_reviews.html"
+    review_template = "label_contextualization/reviews.html"
     # Reviews are the ratings: the unit is (item, reviewed statement), so reviews of one statement pair up.
     rating_dimensions = (
         RatingDimension("review_verdict", "nominal", "Review verdict", ("accept", "revise"), ("accept", "revise")),
     )
     report_builder = "validation.reports.label_contextualization.LabelContextualizationReport"
+    demo_project = {
+        **{"slug": "demo-labels", "title": "Demo: IntentGrasp label contextualization", "overlap": 2, "seed": 7},
+        "guidelines": DEMO_GUIDELINES,
+    }
     payload_schema = object_schema(
         {
-            "dataset": TEXT,
-            "domain": TEXT,
-            "label": TEXT,
-            "guideline": OPTIONAL_TEXT,
-            "examples": TEXT_LIST,
-            "other_labels": TEXT_LIST,
+            "dataset": described(TEXT, "the source dataset of the label"),
+            "domain": described(TEXT, "the dataset's domain"),
+            "label": described(TEXT, "the terse label to rewrite"),
+            "guideline": described(OPTIONAL_TEXT, "the dataset's annotation guideline text for this label"),
+            "examples": described(TEXT_LIST, "example texts that carry the label"),
+            "other_labels": described(TEXT_LIST, "the dataset's other labels, for contrast"),
             "meta": META,
         },
         required=["dataset", "domain", "label"],
     )
     # The action decides which fields apply; the schema names the action in each branch.
-    value_schema = {"type": "object", "required": ["action"], "oneOf": list(ACTIONS.values())}
+    value_schema = {
+        "type": "object",
+        "required": ["action"],
+        "oneOf": list(ACTIONS.values()),
+    }
+    value_rule_notes = (
+        f"`write` and `review`: {STATEMENT_STARTS_WITH_TO}",
+        f"`write` and `review`: {STATEMENT_ENDS_WITH_PERIOD}",
+        REVISE_NEEDS_NOTE,
+    )
 
     def explain_value(self, value: Any) -> Iterable[SchemaError]:
         # oneOf errors say only "matched none"; report against the branch the action names.

@@ -9,15 +9,36 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, OPTIONAL_TEXT, TEXT, RatingDimension, TaskKind, object_schema, without_none
+from annotation.kinds.base import (
+    META,
+    OPTIONAL_TEXT,
+    TEXT,
+    RatingDimension,
+    TaskKind,
+    described,
+    object_schema,
+    without_none,
+)
 
 EARLIER_QUESTION = object_schema(
-    {"question": TEXT, "narrative": OPTIONAL_TEXT, "selected_answer": OPTIONAL_TEXT, "meta": META},
+    {
+        "question": described(TEXT, "an earlier question"),
+        "narrative": described(OPTIONAL_TEXT, "its narrative"),
+        "selected_answer": described(OPTIONAL_TEXT, "the answer the user selected for it"),
+        "meta": META,
+    },
     required=["question"],
 )
 
 INTENT_JUDGEMENT = object_schema(
-    {"intent": TEXT, "expressed": {"type": "boolean"}, "core": {"type": "boolean"}},
+    {
+        "intent": described(TEXT, "the candidate intent, exactly as in `candidate_intents`"),
+        "expressed": {
+            "type": "boolean",
+            "description": "the user states this intent in the question or narrative",
+        },
+        "core": {"type": "boolean", "description": "the selected answer addresses this intent (only if expressed)"},
+    },
     required=["intent", "expressed", "core"],
 )
 
@@ -25,6 +46,26 @@ FORM_ANSWERS = {"yes": True, "no": False}
 CORE_NEEDS_EXPRESSED = "an intent can be core only if it is expressed"
 JUDGE_EVERY_INTENT = "judge every candidate intent exactly once"
 YES_NO = ((0, 1), ("no", "yes"))
+
+#: The demo project's guidelines (Markdown).
+DEMO_GUIDELINES = """\
+# IPQA: core-intent verification
+
+Read the user's question, the narrative around it and the answer the user **selected**. The
+user's earlier questions are shown for context.
+
+For each candidate intent, decide two things:
+
+1. **Expressed**: does the user state this intent in the question or the narrative? Judge only
+   what is written, not what the user might also want.
+2. **Core**: does the selected answer address this intent? An intent can be core only if it is
+   expressed.
+
+A *core intent* is an intent the user expressed that the selected answer addresses. Users
+satisfice: the answer they chose shows which of their intents they put first.
+
+If the user expressed an intent that no candidate covers, write it under *missing intent*.
+"""
 
 
 class IpqaCoreIntent(TaskKind):
@@ -34,32 +75,57 @@ class IpqaCoreIntent(TaskKind):
         "Per candidate intent: is it expressed in the question and narrative, and does the "
         "selected answer address it (core)?"
     )
-    form_template = "annotation/kinds/ipqa_core_intent.html"
     # The unit is (item, candidate intent); each intent is judged on both labels, as in IPQA's validation.
     rating_dimensions = (
         RatingDimension("expressed", "nominal", "Expressed", *YES_NO),
         RatingDimension("core", "nominal", "Core", *YES_NO),
     )
     report_builder = "validation.reports.ipqa_core_intent.IpqaCoreIntentReport"
+    demo_project = {
+        **{
+            "slug": "demo-ipqa",
+            "title": "Demo: IPQA core intents (Stack Exchange)",
+            "overlap": 2,
+            "suggestion_exposure": "shown",
+            "seed": 7,
+        },
+        "guidelines": DEMO_GUIDELINES,
+    }
     payload_schema = object_schema(
         {
-            "question": TEXT,
-            "narrative": OPTIONAL_TEXT,
-            "selected_answer": TEXT,
-            "candidate_intents": {"type": "array", "items": TEXT, "minItems": 1, "uniqueItems": True},
-            "user_profile": {"type": "array", "items": EARLIER_QUESTION},
+            "question": described(TEXT, "the user's question (the target question)"),
+            "narrative": described(OPTIONAL_TEXT, "the narrative the user wrote with the question"),
+            "selected_answer": described(TEXT, "the answer the user selected"),
+            "candidate_intents": {
+                "type": "array",
+                "items": TEXT,
+                "minItems": 1,
+                "uniqueItems": True,
+                "description": "the intents an LLM proposed; the annotator judges each one",
+            },
+            "user_profile": {
+                "type": "array",
+                "items": EARLIER_QUESTION,
+                "description": "the user's earlier questions, oldest first, shown as context",
+            },
             "meta": META,
         },
         required=["question", "selected_answer", "candidate_intents"],
     )
     value_schema = object_schema(
         {
-            "intents": {"type": "array", "items": INTENT_JUDGEMENT, "minItems": 1},
-            "missing_intent": OPTIONAL_TEXT,
-            "comment": OPTIONAL_TEXT,
+            "intents": {
+                "type": "array",
+                "items": INTENT_JUDGEMENT,
+                "minItems": 1,
+                "description": "one judgement per candidate intent, each candidate exactly once",
+            },
+            "missing_intent": described(OPTIONAL_TEXT, "an intent the user expressed that no candidate covers"),
+            "comment": described(OPTIONAL_TEXT, "a free note"),
         },
         required=["intents"],
     )
+    value_rule_notes = (JUDGE_EVERY_INTENT, CORE_NEEDS_EXPRESSED)
 
     def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
         judged = [j["intent"] for j in value["intents"]]

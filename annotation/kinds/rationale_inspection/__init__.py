@@ -15,6 +15,7 @@ from annotation.kinds.base import (
     TEXT_LIST,
     RatingDimension,
     TaskKind,
+    described,
     form_int,
     object_schema,
     without_none,
@@ -31,39 +32,77 @@ FAIL_NEEDS_CATEGORY = "a Fail verdict needs at least one failure category"
 PASS_HAS_NO_CATEGORY = "a Pass verdict takes no failure category"
 
 RATIONALE = object_schema(
-    {"reason": TEXT, "theory": TEXT, "explanation": TEXT}, required=["reason", "theory", "explanation"]
+    {
+        "reason": described(TEXT, "the inferred motive"),
+        "theory": described(TEXT, "the theory cited for it"),
+        "explanation": described(TEXT, "how the theory links the motive to the choice"),
+    },
+    required=["reason", "theory", "explanation"],
 )
+
+
+def demo_guidelines() -> str:
+    """The demo project's guidelines, from CoPA's inspection criteria."""
+    categories = "\n".join(f"- `{code}`: {text}" for code, text in FAILURE_CATEGORIES.items())
+    return f"""\
+# Rationale inspection (experts)
+
+The context shows a question, the answer the user accepted, the other answers and the user's
+recent history. The rationale explains, with a theory, why the user accepted that answer.
+
+- **Pass (1)** when the rationale is logically coherent and theoretically sound: a real, relevant
+  theory supports the inferred motive, and nothing in it is factually wrong.
+- **Fail (0)** otherwise, naming every reason that applies:
+
+{categories}
+
+Check the history before passing a claim about the user: a rationale that contradicts it fails.
+"""
 
 
 class RationaleInspection(TaskKind):
     name = "rationale_inspection"
     label = "Rationale inspection (expert)"
     description = "Pass or Fail an LLM's rationale for why a user accepted an answer."
-    form_template = "annotation/kinds/rationale_inspection.html"
     # The verdict, then each failure category as its own yes/no rating (0 on a Pass).
     rating_dimensions = (
         RatingDimension("verdict", "nominal", "Verdict", (FAIL, PASS), ("Fail", "Pass")),
         *(RatingDimension(code, "nominal", label, (0, 1), ("no", "yes")) for code, label in FAILURE_CATEGORIES.items()),
     )
     report_builder = "validation.reports.rationale_inspection.RationaleInspectionReport"
+    demo_project = {
+        **{"slug": "demo-rationale", "title": "Demo: rationale inspection (Stack Exchange)", "overlap": 2, "seed": 365},
+        "guidelines": demo_guidelines(),
+    }
     payload_schema = object_schema(
         {
             "context": object_schema(
                 {
-                    "question": TEXT,
-                    "accepted_answer": TEXT,
-                    "other_answers": TEXT_LIST,
-                    "history": TEXT_LIST,
+                    "question": described(TEXT, "the user's question"),
+                    "accepted_answer": described(TEXT, "the answer the user accepted"),
+                    "other_answers": described(TEXT_LIST, "the answers the user did not accept"),
+                    "history": described(TEXT_LIST, "the user's recent interactions, oldest first"),
                 },
                 required=["question", "accepted_answer"],
+                description="the CIPD context the rationale explains",
             ),
             "rationale": object_schema(
                 {
-                    "rationales": {"type": "array", "items": RATIONALE, "minItems": 1},
-                    "global_explanation": TEXT,
-                    "factors": {"type": "object", "additionalProperties": OPTIONAL_TEXT},
+                    "rationales": {
+                        "type": "array",
+                        "items": RATIONALE,
+                        "minItems": 1,
+                        "description": "the reasons, each tied to a theory",
+                    },
+                    "global_explanation": described(TEXT, "the rationale's overall explanation"),
+                    "factors": {
+                        "type": "object",
+                        "additionalProperties": OPTIONAL_TEXT,
+                        "description": "factor name → the rationale's text for it",
+                    },
                 },
                 required=["rationales", "global_explanation"],
+                description="the LLM's rationale for why the user accepted that answer",
             ),
             "meta": META,
         },
@@ -71,16 +110,23 @@ class RationaleInspection(TaskKind):
     )
     value_schema = object_schema(
         {
-            "verdict": {"type": "integer", "enum": [FAIL, PASS]},
+            "verdict": {
+                "type": "integer",
+                "enum": [FAIL, PASS],
+                "description": f"{PASS} = Pass (coherent and theoretically sound), {FAIL} = Fail",
+            },
             "failure_categories": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(FAILURE_CATEGORIES)},
                 "uniqueItems": True,
+                "description": "why it fails, one or more when the verdict is Fail: "
+                + "; ".join(f"`{name}`: {text}" for name, text in FAILURE_CATEGORIES.items()),
             },
-            "note": OPTIONAL_TEXT,
+            "note": described(OPTIONAL_TEXT, "a free note"),
         },
         required=["verdict"],
     )
+    value_rule_notes = (FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY)
 
     def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
         categories = value.get("failure_categories", [])

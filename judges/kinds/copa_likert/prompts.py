@@ -1,7 +1,9 @@
-"""The evaluators CoPA compares its factor-grounded scoring with (paper 001, §5.2, Table 3).
+"""CoPA (paper 001) prompts: the factor-grounded evaluation, the evaluators it is compared with, and
+the profile construction that generates items.
 
-Each is a ``copa_likert`` judge prompt beside ``copa_likert_evaluation`` (the factor-grounded one),
-so a run of any of them is evaluated the same way (``validation.evaluations``):
+The evaluators CoPA compares its factor-grounded scoring with (§5.2, Table 3) are ``copa_likert``
+judge prompts beside ``copa_likert_evaluation``, so a run of any of them is evaluated the same way
+(``validation.evaluations``):
 
 - *Direct* (``copa_likert_direct``): one 3-point Likert score of the response's fit to the user.
 - *CoT* (``copa_likert_cot``): the same score after few-shot demonstrations and explicit reasoning.
@@ -18,10 +20,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.kinds.copa_likert import FACTORS
-from judges.prompting import JudgeRequest, TemplatePrompt, likert_scale
+from annotation.kinds.copa_likert import FACTORS, SCALE
+from judges.prompting import Generator, JudgeRequest, TemplatePrompt, bullets
 
-__all__ = ["COPA_EVALUATORS", "FACTOR_GROUNDED", "CopaLikertRandomFactor", "CopaLikertSingleScore"]
+__all__ = [
+    "FACTOR_GROUNDED",
+    "PROMPTS",
+    "CopaLikertEvaluation",
+    "CopaLikertRandomFactor",
+    "CopaLikertSingleScore",
+    "CopaProfileConstruction",
+    "factor_rubric",
+    "likert_scale",
+]
 
 #: The made-up factors of the Random-factor template, in the order they fill CT, SA, SC, CLM, MS, AMR.
 RANDOM_FACTORS = ("R1", "R2", "R3", "R4", "R5", "R6")
@@ -29,9 +40,36 @@ RANDOM_FACTORS = ("R1", "R2", "R3", "R4", "R5", "R6")
 FACTOR_GROUNDED = frozenset({"copa_likert_evaluation"})
 
 
+def factor_rubric() -> str:
+    return "\n".join(f"- {code} ({name}): {definition}" for code, (name, definition) in FACTORS.items())
+
+
+def likert_scale() -> str:
+    return "\n".join(f"- {score} = {text}" for score, text in SCALE.items())
+
+
 def user_sentences(payload: dict) -> str:
     """The profile as plain sentences about the user, without the factor names."""
     return "\n".join(f"- {payload['profile'][code]}" for code in FACTORS)
+
+
+class CopaLikertEvaluation(TemplatePrompt):
+    kind = "copa_likert"
+    title = "CoPA six-factor Likert evaluation"
+    source = "CoPA (paper 001), §4.1 Evaluation Metric, Figure A4; rubric of Appendix F"
+
+    def context(self, payload: dict, state: Any) -> dict[str, str]:
+        profile = payload["profile"]
+        return {
+            "factors": factor_rubric(),
+            "scale": likert_scale(),
+            "profile": "\n".join(f"- {code} ({FACTORS[code][0]}): {profile[code]}" for code in FACTORS),
+            "question": payload["question"],
+            "response": payload["response"],
+        }
+
+    def to_value(self, output: dict, request: JudgeRequest) -> dict:
+        return {"scores": {code: output["scores"][code] for code in FACTORS}}
 
 
 class _CopaVariant(TemplatePrompt):
@@ -66,7 +104,22 @@ class CopaLikertRandomFactor(_CopaVariant):
         return {"scores": {code: output["scores"][r] for code, r in zip(FACTORS, RANDOM_FACTORS, strict=True)}}
 
 
-COPA_EVALUATORS = [
+class CopaProfileConstruction(Generator):
+    kind = "copa_likert"
+    title = "CoPA six-factor profile construction"
+    source = "CoPA (paper 001), §4.1 User Profile Construction (50 recent interactions)"
+
+    def context(self, payload: dict, state: Any) -> dict[str, str]:
+        history = [
+            f"Q: {h['question']}" + (f" | Accepted answer: {h['accepted_answer']}" if h.get("accepted_answer") else "")
+            for h in payload["history"][-50:]
+        ]
+        return {"history": bullets(history), "factors": factor_rubric()}
+
+
+#: The factor-grounded evaluation first: it is the kind's default judge prompt.
+PROMPTS = [
+    CopaLikertEvaluation("copa_likert_evaluation", 1),
     CopaLikertSingleScore(
         "copa_likert_direct",
         1,
@@ -80,4 +133,5 @@ COPA_EVALUATORS = [
         source="CoPA (paper 001), §5.2 method (2): few-shot demonstrations and explicit reasoning",
     ),
     CopaLikertRandomFactor("copa_likert_random_factor", 1),
+    CopaProfileConstruction("copa_profile_construction", 1),
 ]

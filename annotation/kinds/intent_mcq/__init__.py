@@ -8,7 +8,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from annotation.errors import FieldError
-from annotation.kinds.base import META, TEXT, RatingDimension, TaskKind, ValueLine, form_int, object_schema
+from annotation.kinds.base import (
+    META,
+    TEXT,
+    RatingDimension,
+    TaskKind,
+    ValueLine,
+    described,
+    form_int,
+    object_schema,
+)
 
 MAX_OPTIONS = 10
 OPTION_INDEX = {"type": "integer", "minimum": 0, "maximum": MAX_OPTIONS - 1}
@@ -27,33 +36,56 @@ def unknown_options(field: str, indices: list[int], options: list[str]) -> Itera
         yield FieldError(field, f"option numbers {bad} do not exist (options are 0-{len(options) - 1})")
 
 
+#: The demo project's guidelines (Markdown).
+DEMO_GUIDELINES = """\
+# IntentGrasp: multiple choice
+
+Read the context (a query, a dialogue or a passage) and choose **every** option that states the
+intent behind it. Usually one option is right, but several may be.
+
+Answer from the context alone. Your choices are scored by F1 against the dataset's labels.
+"""
+
+
 class IntentMcq(TaskKind):
     name = "intent_mcq"
     label = "IntentGrasp multiple choice"
     description = "Choose every option that states the intent behind the context."
-    form_template = "annotation/kinds/intent_mcq.html"
     # People are scored against the key, not against each other: the rating is the instance F1.
     rating_dimensions = (RatingDimension("f1", "interval", "F1 against the key"),)
     ratings_need_payload = True
     report_builder = "validation.reports.intent_mcq.IntentMcqReport"
+    demo_project = {
+        **{"slug": "demo-mcq", "title": "Demo: IntentGrasp multiple choice (SNIPS, SciCite)", "overlap": 3, "seed": 42},
+        "guidelines": DEMO_GUIDELINES,
+    }
     payload_schema = object_schema(
         {
-            "context": TEXT,
-            "context_type": {"type": "string", "enum": ["query", "dialogue", "monologue"]},
-            "question": TEXT,
+            "context": described(TEXT, "the text whose intent is asked about"),
+            "context_type": {
+                "type": "string",
+                "enum": ["query", "dialogue", "monologue"],
+                "description": "what the context is",
+            },
+            "question": described(TEXT, "the question shown with the options"),
             "options": {
                 "type": "array",
                 "items": TEXT,
                 "minItems": 2,
                 "maxItems": MAX_OPTIONS,
                 "uniqueItems": True,
+                "description": f"the options, numbered from 0 in this order (at most {MAX_OPTIONS})",
             },
-            "answers": INDEX_SET,
+            "answers": described(INDEX_SET, "the numbers of the correct options (hidden from annotators)"),
             "meta": META,
         },
         required=["context", "question", "options", "answers"],
     )
-    value_schema = object_schema({"chosen": INDEX_SET}, required=["chosen"])
+    value_schema = object_schema(
+        {"chosen": described(INDEX_SET, "the numbers of the options the annotator chose")}, required=["chosen"]
+    )
+    payload_rule_notes = ("every number in `answers` names an existing option (0 to the number of options − 1)",)
+    value_rule_notes = ("every number in `chosen` names an existing option of the item",)
 
     def payload_rules(self, payload: dict) -> Iterator[FieldError]:
         return unknown_options("answers", payload["answers"], payload["options"])

@@ -1,0 +1,36 @@
+// Label contextualization: only the box of the chosen action shows (statement, or why it cannot be),
+// and the statement's style rules are checked as the annotator types (the server checks them too).
+// Loaded after concord/workspace.js.
+(function () {
+  "use strict";
+
+  function checkStatement(area) {
+    var list = document.getElementById("statement-checks");
+    if (!list) return;
+    var text = area.value.trim();
+    var problems = [];
+    if (text && text.indexOf("To ") !== 0) problems.push("Start with “To ”.");
+    if (text && text.charAt(text.length - 1) !== ".") problems.push("End with a period.");
+    list.innerHTML = "";
+    problems.forEach(function (p) { var li = document.createElement("li"); li.textContent = p; list.appendChild(li); });
+  }
+  function syncAction() {
+    var chosen = document.querySelector("[data-action-choice] input:checked");
+    if (!chosen) return;
+    Array.prototype.forEach.call(document.querySelectorAll("[data-when-action]"), function (box) {
+      box.hidden = box.getAttribute("data-when-action") !== chosen.value;
+    });
+  }
+
+  window.Concord.ready(function () {
+    syncAction();
+    var area = document.querySelector("[data-statement]");
+    if (area) checkStatement(area);
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.closest("[data-action-choice]")) syncAction();
+  });
+  document.addEventListener("input", function (event) {
+    if (event.target.matches("[data-statement]")) checkStatement(event.target);
+  });
+})();

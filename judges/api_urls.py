@@ -1,0 +1,10 @@
+"""The judges app's API routes; config/api_urls.py mounts them under /api/ beside the other apps'."""
+
+from django.urls import path
+
+from judges import apis
+
+urlpatterns = [
+    path("projects/<slug:slug>/runs/", apis.JudgeRunListApi.as_view(), name="api_runs"),
+    path("runs/<int:run_id>/", apis.JudgeRunDetailApi.as_view(), name="api_run"),
+]

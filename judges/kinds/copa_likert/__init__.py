@@ -1,0 +1,1 @@
+"""CoPA six-factor Likert rating: its judge and generator prompts and its baselines."""

@@ -1,0 +1,75 @@
+"""IntentGrasp (paper 002) multiple choice: the evaluation prompt with its prompting slot."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from judges.prompting import JudgeRequest, TemplatePrompt, with_schema_changes
+
+__all__ = ["LETTERS", "MCQ_PROMPTING", "MCQ_SHUFFLE_SEEDS", "PROMPTS", "IntentGraspMcq"]
+
+LETTERS = "ABCDEFGHIJ"
+#: The paper's prompting slot for the IntentGrasp baselines (paper 002, Appendix B.1).
+MCQ_PROMPTING = {
+    "da": "",
+    "cot": "Let's think step by step.",
+    "ia": "Let's analyze the intent of the question and then answer.",
+}
+#: Option orders the paper evaluates (paper 002, Appendix B.3).
+MCQ_SHUFFLE_SEEDS = (7, 42, 365)
+
+
+class IntentGraspMcq(TemplatePrompt):
+    """The IntentGrasp evaluation prompt with its prompting slot (DA, CoT or IA).
+
+    With a seed, the options are shown in an order drawn from (seed, item id) and the chosen letters
+    are mapped back to the item's own option numbers; without one, they keep the item's order.
+    """
+
+    kind = "intent_mcq"
+    title = "IntentGrasp multiple choice"
+    source = "IntentGrasp (paper 002), Appendix B.1, Figure 6(a); option shuffles of Appendix B.3"
+
+    def __init__(self, name: str, version: int, *, variant: str) -> None:
+        super().__init__(name, version, template="intentgrasp_mcq", slots={"prompting": MCQ_PROMPTING[variant]})
+        self.variant = variant
+        self.title = f"IntentGrasp multiple choice, {variant.upper()}"
+
+    def request_state(self, payload: dict, *, seed: int | None, external_id: str) -> list[int]:
+        order = list(range(len(payload["options"])))
+        if seed is not None:
+            # Seeded by item, not by position in a batch: a chunked, resumed run shows the same orders.
+            random.Random(f"{seed}:{external_id}").shuffle(order)
+        return order
+
+    def context(self, payload: dict, state: list[int]) -> dict[str, str]:
+        options = payload["options"]
+        reasoning = '"reasoning": "...", ' if self.variant != "da" else ""
+        return {
+            "context": payload["context"],
+            "question": payload["question"],
+            "options": "\n".join(f"{LETTERS[shown]}. {options[original]}" for shown, original in enumerate(state)),
+            "answer_format": "{" + reasoning + '"answer": ["A", ...]}',
+        }
+
+    def output_schema(self, payload: dict, state: list[int]) -> dict:
+        answer = json.loads(json.dumps(self.base_schema["properties"]["answer"]))
+        answer["items"]["enum"] = list(LETTERS[: len(state)])
+        changes: dict[str, Any] = {"answer": answer}
+        if self.variant == "da":
+            # Direct answer: no reasoning field, so structured output does not invite a chain of thought.
+            changes["reasoning"] = None
+        return with_schema_changes(self.base_schema, **changes)
+
+    def to_value(self, output: dict, request: JudgeRequest) -> dict:
+        order = request.state
+        return {"chosen": sorted({order[LETTERS.index(letter)] for letter in output["answer"]})}
+
+
+PROMPTS = [
+    IntentGraspMcq("intentgrasp_mcq_da", 1, variant="da"),
+    IntentGraspMcq("intentgrasp_mcq_cot", 1, variant="cot"),
+    IntentGraspMcq("intentgrasp_mcq_ia", 1, variant="ia"),
+]

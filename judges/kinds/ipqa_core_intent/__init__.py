@@ -1,0 +1,1 @@
+"""IPQA core-intent verification: its validation and generation prompts and its baselines."""

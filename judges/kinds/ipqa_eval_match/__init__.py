@@ -1,0 +1,1 @@
+"""IPQA-Eval intent matching: the LLM matcher's prompt and a lexical-overlap baseline."""

@@ -1,0 +1,1 @@
+"""IntentGrasp label contextualization: its statement prompt and its plain-draft baseline."""

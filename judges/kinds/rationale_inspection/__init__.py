@@ -1,0 +1,1 @@
+"""Rationale inspection: its verdict prompt and the CoPA rationale-extraction generator."""

@@ -1,0 +1,65 @@
+"""``ipqa_eval SLUG --predictions FILE --run ID``: IPQA-Eval precision, recall and F1 (IPQA, §2.1).
+
+SLUG is the IPQA project (gold core intents); ``--run`` a judge run over the ``ipqa_eval_match``
+project that ``ipqa_eval_pairs`` built from the same predictions. Per item a one-to-one matching of
+predicted to gold core intents from the run's match decisions; overall the macro averages with seeded
+bootstrap intervals over items. Exit codes: 0 success, 1 bad input (unknown project or run, wrong
+kind, a bad predictions file: each problem by line and field), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ValidationFailed
+from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from validation.evaluations.base import (
+    FORMATS,
+    MAX_BOOTSTRAP,
+    UnknownJudgeRun,
+    WrongKind,
+    check_kind,
+    render_evaluation,
+)
+from validation.evaluations.ipqa_pairs import SOURCE_KIND, read_predictions
+from validation.evaluations.ipqa_report import IpqaEvalParameters, ipqa_evaluation
+from validation.management.commands._shared import non_negative_int
+
+
+class Command(BaseCommand):
+    help = "IPQA-Eval: macro precision, recall and F1 of predicted against gold core intents."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("slug", help="an ipqa_core_intent project")
+        parser.add_argument(
+            "--predictions", required=True, metavar="FILE", help="JSONL: external_id, predicted_intents"
+        )
+        parser.add_argument("--run", required=True, type=int, metavar="ID", help="a judge run over the match project")
+        parser.add_argument(
+            "--bootstrap",
+            type=non_negative_int,
+            default=1000,
+            metavar="N",
+            help=f"bootstrap resamples over items (1000; at most {MAX_BOOTSTRAP})",
+        )
+        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_or_fail(options["slug"])
+        parameters = IpqaEvalParameters(run=options["run"], bootstrap=options["bootstrap"], seed=options["seed"])
+        try:
+            check_kind(project, expected=SOURCE_KIND, evaluation="ipqa_eval")
+            predictions = read_predictions(options["predictions"], project=project)
+            evaluation = ipqa_evaluation(project=project, predictions=predictions, parameters=parameters)
+        except (UnknownJudgeRun, WrongKind, ValidationFailed) as exc:
+            raise CommandError(exc.message, returncode=BAD_INPUT) from None
+        except ValueError as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from None
+        except OSError as exc:
+            raise CommandError(f"cannot read {options['predictions']}: {exc.strerror}", returncode=BAD_INPUT) from None
+        text = render_evaluation(evaluation, options["format"])
+        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
