@@ -476,6 +476,8 @@ class Step:
     rate: int
     seconds: float
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"next": [], "submit": []})
+    #: (scheduled wall-clock time, kind, latency in s) of every answered request, for --timeline.
+    timeline: list[tuple[float, str, float]] = field(default_factory=list)
     errors: Counter = field(default_factory=Counter)
     missed: int = 0
     span: float = 0.0
@@ -590,6 +592,7 @@ def run_step(
             else:
                 finished = time.perf_counter()
                 step.latencies[kind].append(finished - scheduled)
+                step.timeline.append((time.time() - (finished - scheduled), kind, finished - scheduled))
                 with lock:
                     last_done[0] = max(last_done[0], finished)
             if not annotator.done:
@@ -693,6 +696,9 @@ def load(args: argparse.Namespace) -> None:
         print(f"{'':>6}{'req/s':>9}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}")
         for number, rate in enumerate(rates, start=1):
             step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
+            if args.timeline:
+                with open(args.timeline, "a") as sink:
+                    sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
             steps.append(step)
             print_step(step)
             if step.hopeless and rate != rates[-1]:
@@ -904,6 +910,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-gc-freeze", action="store_true", help="leave start-up objects to the collector (the old behaviour)"
     )
+    parser.add_argument("--timeline", default="", metavar="PATH", help="append every request's time and latency")
     parser.add_argument("--gc-trace", default="", metavar="PATH", help="log every collection's pause to PATH.<pid>")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
     args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
@@ -46,5 +47,7 @@ def post_worker_init(worker) -> None:
     """
     if _env_bool("CONCORD_GC_FREEZE", True):
         gc.freeze()
+    if switch_ms := os.environ.get("CONCORD_GIL_SWITCH_MS"):
+        sys.setswitchinterval(float(switch_ms) / 1000)
     if trace := os.environ.get("CONCORD_GC_TRACE"):
         _trace_collections(trace)

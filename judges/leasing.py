@@ -166,3 +166,15 @@ def chunks_to_resend(chunk_model: type[models.Model], *, run_id: int) -> tuple[l
     ids = sorted(send)
     mark_sent(chunk_model, ids, now)
     return ids, None
+
+
+def cancel_run(run: models.Model, *, cannot_cancel: str, error: type[Exception]) -> models.Model:
+    """Stop a running run (locked): workers finish the request in hand, keep what is done, and hand
+    chunks back. ``error`` with ``cannot_cancel`` (naming ``run`` and ``status``) if it is not running."""
+    model = type(run)
+    run = model.objects.select_for_update().get(pk=run.pk)
+    if run.status != RUNNING:
+        raise error(cannot_cancel.format(run=run.pk, status=run.get_status_display().lower()))
+    run.status, run.finished_at, run.watch_token = model.Status.CANCELLED, timezone.now(), ""
+    run.save(update_fields=["status", "finished_at", "watch_token"])
+    return run

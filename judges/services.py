@@ -34,7 +34,7 @@ from judges.errors import (
     JudgeInvalid,
     RunStateError,
 )
-from judges.leasing import chunks_to_resend, pending_chunk_ids
+from judges.leasing import cancel_run, chunks_to_resend, pending_chunk_ids
 from judges.models import Judge, JudgeChunk, JudgeRun
 from judges.prompting import Prompt, get_prompt, prompts_for, sha256_json
 
@@ -241,12 +241,7 @@ def judge_run_start(
 @transaction.atomic
 def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
     """Stop a running run. Workers finish the request in hand, keep what is done, and hand chunks back."""
-    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
-    if run.status != JudgeRun.Status.RUNNING:
-        raise RunStateError(CANNOT_CANCEL.format(run=run.pk, status=run.get_status_display().lower()))
-    run.status, run.finished_at, run.watch_token = JudgeRun.Status.CANCELLED, timezone.now(), ""
-    run.save(update_fields=["status", "finished_at", "watch_token"])
-    return run
+    return cancel_run(run, cannot_cancel=CANNOT_CANCEL, error=RunStateError)
 
 
 @transaction.atomic

@@ -21,7 +21,7 @@ trap stop INT TERM EXIT
 "$BIN/celery" -A config worker --pool=solo --loglevel=warning --without-heartbeat --without-gossip --without-mingle &
 pids+=($!)
 # Threads as well as processes: a slow page holds one thread, and sign-in and the workspace keep answering.
-"$BIN/gunicorn" config.wsgi:application --bind "$HOST:$PORT" --workers 2 --worker-class gthread --threads 8 \
+"$BIN/gunicorn" config.wsgi:application --config config/gunicorn.conf.py --bind "$HOST:$PORT" \
   --access-logfile - --log-level warning &
 pids+=($!)
 

@@ -34,7 +34,7 @@ from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
 from judges.errors import MODEL_REQUIRED, UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
-from judges.leasing import PENDING, chunks_to_resend, pending_chunk_ids
+from judges.leasing import PENDING, cancel_run, chunks_to_resend, pending_chunk_ids
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges
 
@@ -258,12 +258,7 @@ def generation_run_start(
 @transaction.atomic
 def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:
     """Stop a running run. Workers finish the request in hand, keep what is done, and hand chunks back."""
-    run = GenerationRun.objects.select_for_update().get(pk=run.pk)
-    if run.status != GenerationRun.Status.RUNNING:
-        raise RunStateError(CANNOT_CANCEL.format(run=run.pk, status=run.get_status_display().lower()))
-    run.status, run.finished_at, run.watch_token = GenerationRun.Status.CANCELLED, timezone.now(), ""
-    run.save(update_fields=["status", "finished_at", "watch_token"])
-    return run
+    return cancel_run(run, cannot_cancel=CANNOT_CANCEL, error=RunStateError)
 
 
 @transaction.atomic

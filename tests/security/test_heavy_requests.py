@@ -4,6 +4,7 @@ inputs' fingerprint; the page polls ("computing…", never endless) and the API 
 from __future__ import annotations
 
 import re
+import runpy
 import time
 from pathlib import Path
 
@@ -140,6 +141,6 @@ class ServerTests:
         """A slow page holds one thread of one worker; sign-in is answered by the others."""
         script = (ROOT / "scripts" / "run-local.sh").read_text()
         command = script[script.index('"$BIN/gunicorn"') :]
-        threads = int(re.search(r"--threads (\d+)", command).group(1))
-        workers = int(re.search(r"--workers (\d+)", command).group(1))
-        assert "--worker-class gthread" in command and workers * threads >= 8
+        config_path = re.search(r"--config (\S+)", command).group(1)
+        config = runpy.run_path(str(ROOT / config_path))
+        assert config["worker_class"] == "gthread" and config["workers"] * config["threads"] >= 8

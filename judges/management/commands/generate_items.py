@@ -10,12 +10,10 @@ that stopped), 2 on usage. stdout is one JSON object; with --wait, progress goes
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
-from celery import current_app
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project
@@ -25,23 +23,19 @@ from judges.generation.selectors import generation_failures, generation_progress
 from judges.generation.services import generation_run_start
 from judges.generation.steps import step_names
 from judges.generation.steps.copa_profile import CURRENT, PRECEDING
+from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
 from judges.models import MAX_CONCURRENCY, GenerationRun
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
 from judges.tasks import generation_run_dispatch
 
-BAD_INPUT, USAGE = 1, 2
-POLL_SECONDS = 0.5
-LOG_EVERY_SECONDS = 5.0
 #: Failures listed by --failures, at most (the run page lists them all).
 FAILURES_SHOWN = 1000
 RAW_SHOWN = 2000
 
 
-def plain(text: str) -> str:
-    return text
-
-
-class Command(BaseCommand):
+class Command(RunCommand):
+    run_model = GenerationRun
+    stopped_waiting = "stopped waiting; generation run {run} goes on in the workers"
     help = "Generate items for a project from a source file (threads, label inventories) with an LLM step."
 
     def add_arguments(self, parser) -> None:
@@ -101,7 +95,7 @@ class Command(BaseCommand):
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
         generation_run_dispatch(run_id=run.pk)
         if o["wait"]:
-            run = self._wait(run, show=o["verbosity"] > 0)
+            run = self.wait(run, show=o["verbosity"] > 0)
         run = GenerationRun.objects.select_related("project").get(pk=run.pk)
         summary = generation_summary(run=run)
         if o["failures"]:
@@ -136,38 +130,7 @@ class Command(BaseCommand):
         if get_backend(o["backend"]).needs_model and not (o["model"] or settings.JUDGE_MODEL):
             raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
 
-    def _wait(self, run: GenerationRun, *, show: bool) -> GenerationRun:
-        if current_app.conf.task_always_eager:
-            run = GenerationRun.objects.get(pk=run.pk)
-            if run.is_active:
-                errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"
-                raise CommandError(f"run {run.pk} did not finish in this process: {errors}", returncode=BAD_INPUT)
-            if show:
-                self.stderr.write(self._progress_line(run), style_func=plain)
-            return run
-        tty = self.stderr.isatty()
-        last_line = 0.0
-        try:
-            while True:
-                run = GenerationRun.objects.get(pk=run.pk)
-                now = time.monotonic()
-                finished = not run.is_active
-                if show and (finished or tty or now - last_line >= LOG_EVERY_SECONDS):
-                    last_line = now
-                    line = ("\r" if tty else "") + self._progress_line(run)
-                    self.stderr.write(line, style_func=plain, ending="" if tty else "\n")
-                    self.stderr.flush()
-                if finished:
-                    if show and tty:
-                        self.stderr.write("")
-                    return run
-                time.sleep(POLL_SECONDS)
-        except KeyboardInterrupt:
-            self.stderr.write(f"\nstopped waiting; generation run {run.pk} goes on in the workers")
-            raise SystemExit(130) from None
-
-    @staticmethod
-    def _progress_line(run: GenerationRun) -> str:
+    def progress_line(self, run: GenerationRun) -> str:
         p = generation_progress(run=run)
         rate = f", {p.items_per_s:.1f} records/s" if p.items_per_s else ""
         eta = f", ETA {p.eta_text}" if p.eta_text else ""

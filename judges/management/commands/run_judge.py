@@ -8,32 +8,24 @@ to stdout; with --wait, progress goes to stderr while the workers run it.
 from __future__ import annotations
 
 import json
-import time
 
-from celery import current_app
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import ValidationFailed
 from annotation.models import Project
 from judges.backends import backend_names, get_backend
 from judges.errors import MODEL_REQUIRED, JudgeError
+from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
 from judges.models import MAX_CONCURRENCY, JudgeRun
 from judges.selectors import run_progress
 from judges.services import DEFAULT_SEED, judge_get_or_create, judge_run_start
 from judges.tasks import judge_run_dispatch
 
-BAD_INPUT, USAGE = 1, 2
-POLL_SECONDS = 0.5
-LOG_EVERY_SECONDS = 5.0  # progress lines when stderr is not a terminal (logs, pipelines)
 
-
-def plain(text: str) -> str:
-    """Progress is not an error: no red on a terminal."""
-    return text
-
-
-class Command(BaseCommand):
+class Command(RunCommand):
+    run_model = JudgeRun
+    stopped_waiting = "stopped waiting; run {run} goes on in the workers (cancel it on its page)"
     help = "Pre-annotate a project's items with an LLM judge or a baseline, on the Celery workers."
 
     def add_arguments(self, parser) -> None:
@@ -85,7 +77,7 @@ class Command(BaseCommand):
             "seed": judge.seed,
         }
         if o["wait"]:
-            run = self._wait(run, show=o["verbosity"] > 0)
+            run = self.wait(run, show=o["verbosity"] > 0)
         progress = run_progress(run=JudgeRun.objects.get(pk=run.pk))
         self.stdout.write(json.dumps({**summary, **progress.as_dict()}))
         if progress.run.status in (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED):
@@ -94,39 +86,7 @@ class Command(BaseCommand):
                 returncode=BAD_INPUT,
             )
 
-    def _wait(self, run: JudgeRun, *, show: bool) -> JudgeRun:
-        if current_app.conf.task_always_eager:
-            # Tasks ran in this process and are over; a run still running now has no worker left to finish it.
-            run = JudgeRun.objects.get(pk=run.pk)
-            if run.is_active:
-                errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"
-                raise CommandError(f"run {run.pk} did not finish in this process: {errors}", returncode=BAD_INPUT)
-            if show:
-                self.stderr.write(self._progress_line(run), style_func=plain)
-            return run
-        tty = self.stderr.isatty()
-        last_line = 0.0
-        try:
-            while True:
-                run = JudgeRun.objects.get(pk=run.pk)
-                now = time.monotonic()
-                finished = not run.is_active
-                if show and (finished or tty or now - last_line >= LOG_EVERY_SECONDS):
-                    last_line = now
-                    line = ("\r" if tty else "") + self._progress_line(run)
-                    self.stderr.write(line, style_func=plain, ending="" if tty else "\n")
-                    self.stderr.flush()
-                if finished:
-                    if show and tty:
-                        self.stderr.write("")
-                    return run
-                time.sleep(POLL_SECONDS)
-        except KeyboardInterrupt:
-            self.stderr.write(f"\nstopped waiting; run {run.pk} goes on in the workers (cancel it on its page)")
-            raise SystemExit(130) from None
-
-    @staticmethod
-    def _progress_line(run: JudgeRun) -> str:
+    def progress_line(self, run: JudgeRun) -> str:
         p = run_progress(run=run)
         rate = f", {p.items_per_s:.1f} items/s" if p.items_per_s else ""
         eta = f", ETA {p.eta_text}" if p.eta_text else ""

@@ -1,0 +1,62 @@
+"""What the run commands share: exit codes and waiting for a run with progress on stderr."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from celery import current_app
+from django.core.management.base import BaseCommand, CommandError
+from django.db import models
+
+BAD_INPUT, USAGE = 1, 2
+POLL_SECONDS = 0.5
+LOG_EVERY_SECONDS = 5.0  # progress lines when stderr is not a terminal (logs, pipelines)
+
+
+def plain(text: str) -> str:
+    """Progress is not an error: no red on a terminal."""
+    return text
+
+
+class RunCommand(BaseCommand):
+    """A command that starts a run and may wait for it. Subclasses name the run model and its progress line."""
+
+    run_model: ClassVar[type[models.Model]]
+    #: What the command says when Ctrl-C stops the waiting (the run goes on in the workers).
+    stopped_waiting: ClassVar[str] = "stopped waiting; run {run} goes on in the workers"
+
+    def progress_line(self, run: Any) -> str:
+        raise NotImplementedError("subclasses of RunCommand must provide progress_line()")
+
+    def wait(self, run: Any, *, show: bool) -> Any:
+        """The run once it has ended, with progress on stderr when ``show``."""
+        if current_app.conf.task_always_eager:
+            # Tasks ran in this process and are over; a run still running now has no worker left to finish it.
+            run = self.run_model.objects.get(pk=run.pk)
+            if run.is_active:
+                errors = "; ".join(filter(None, run.chunks.values_list("last_error", flat=True))) or "no error recorded"
+                raise CommandError(f"run {run.pk} did not finish in this process: {errors}", returncode=BAD_INPUT)
+            if show:
+                self.stderr.write(self.progress_line(run), style_func=plain)
+            return run
+        tty = self.stderr.isatty()
+        last_line = 0.0
+        try:
+            while True:
+                run = self.run_model.objects.get(pk=run.pk)
+                now = time.monotonic()
+                finished = not run.is_active
+                if show and (finished or tty or now - last_line >= LOG_EVERY_SECONDS):
+                    last_line = now
+                    line = ("\r" if tty else "") + self.progress_line(run)
+                    self.stderr.write(line, style_func=plain, ending="" if tty else "\n")
+                    self.stderr.flush()
+                if finished:
+                    if show and tty:
+                        self.stderr.write("")
+                    return run
+                time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            self.stderr.write("\n" + self.stopped_waiting.format(run=run.pk))
+            raise SystemExit(130) from None
