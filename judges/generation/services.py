@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -113,6 +114,28 @@ def _existing_ids(project: Project, ids: list[str]) -> set[str]:
     return found
 
 
+#: The columns a new record is written with; the rest keep their defaults (NULL, empty, 0).
+COPIED_FIELDS = ("run", "number", "line", "source_id", "licence", "data", "attribution", "status", "request_sha256",
+                 "raw_output", "failure_reason", "attempts", "updated_at")  # fmt: skip
+
+
+def _insert_records(records: list[GenerationRecord]) -> None:
+    """Write new records: COPY on PostgreSQL, where encoding each record's JSON through a bulk INSERT
+    was most of the time a run took to start; a bulk INSERT elsewhere."""
+    if connection.vendor != "postgresql":
+        GenerationRecord.objects.bulk_create(records, batch_size=RECORD_BATCH)
+        return
+    meta = GenerationRecord._meta
+    columns = ", ".join(meta.get_field(name).column for name in COPIED_FIELDS)
+    now = timezone.now()
+    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy:
+        for r in records:
+            copy.write_row(
+                (r.run_id, r.number, r.line, r.source_id, r.licence, orjson.dumps(r.data).decode(),
+                 orjson.dumps(r.attribution).decode(), r.status, "", "", "", 0, now)
+            )  # fmt: skip
+
+
 def _store_records(run: GenerationRun, step: Step, path: Path, options: dict, limit: int | None) -> tuple[int, int]:
     """Read the source file into the run's records; (records, already made). ImportRejected on any bad line."""
     errors = ErrorCollector(cap=settings.CONCORD_IMPORT_ERROR_CAP)
@@ -126,7 +149,7 @@ def _store_records(run: GenerationRun, step: Step, path: Path, options: dict, li
             if all(i in existing for i in ids):
                 record.status = GenerationRecord.Status.EXISTING
                 counts[1] += 1
-        GenerationRecord.objects.bulk_create([record for record, _ in batch], batch_size=RECORD_BATCH)
+        _insert_records([record for record, _ in batch])
         batch.clear()
 
     for source in reader.read(path, errors):
