@@ -87,8 +87,9 @@ class Judge(models.Model):
         return f"{self.backend} · {self.model}"
 
 
-class JudgeRun(models.Model):
-    """A judge applied to a project's items. The row is the run's state: workers resume from it."""
+class RunState(models.Model):
+    """What every run keeps in its row (judge runs and generation runs): its status, counts, watch
+    token and times. The row is the run's state: workers and watchers resume from it."""
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
@@ -96,16 +97,11 @@ class JudgeRun(models.Model):
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Stopped on an error"
 
-    #: A judge with runs cannot be deleted on its own, but a project deletes its judges and runs together.
-    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="runs")
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     concurrency = models.PositiveSmallIntegerField(
         default=16, validators=[MinValueValidator(1), MaxValueValidator(MAX_CONCURRENCY)]
     )
     chunk_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
-    #: The run covers the project's items up to this id: items imported later belong to a later run.
-    last_item_id = models.BigIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     ok_count = models.PositiveIntegerField(default=0)
     failed_count = models.PositiveIntegerField(default=0)
@@ -116,29 +112,22 @@ class JudgeRun(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    #: Rate and ETA are measured from the last (re)start, over the items done since then.
+    #: Rate and ETA are measured from the last (re)start, over the work done since then.
     resumed_at = models.DateTimeField(null=True, blank=True)
     done_at_resume = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["project", "status"], name="judgerun_by_project_status")]
-
-    def __str__(self) -> str:
-        return f"run {self.pk} of {self.judge} on {self.project}"
-
-    @property
-    def done_count(self) -> int:
-        return self.ok_count + self.failed_count
 
     @property
     def is_active(self) -> bool:
         return self.status == self.Status.RUNNING
 
 
-class JudgeChunk(models.Model):
-    """A slice of a run's items (an id range), claimed by one worker at a time under a lease.
+class LeasedChunk(models.Model):
+    """A slice of a run, claimed by one worker at a time under a lease (see judges.leasing).
 
     A worker renews its lease while it works; a chunk whose lease ran out (its worker was killed) is
     handed out again. Only the holder of ``claim_token`` may record the chunk's results.
@@ -149,10 +138,7 @@ class JudgeChunk(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
     number = models.PositiveIntegerField()
-    first_item_id = models.BigIntegerField()
-    last_item_id = models.BigIntegerField()
     size = models.PositiveIntegerField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     claim_token = models.CharField(max_length=32, blank=True)
@@ -169,7 +155,38 @@ class JudgeChunk(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["run_id", "number"]
+
+
+class JudgeRun(RunState):
+    """A judge applied to a project's items."""
+
+    #: A judge with runs cannot be deleted on its own, but a project deletes its judges and runs together.
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="runs")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
+    #: The run covers the project's items up to this id: items imported later belong to a later run.
+    last_item_id = models.BigIntegerField(default=0)
+
+    class Meta(RunState.Meta):
+        indexes = [models.Index(fields=["project", "status"], name="judgerun_by_project_status")]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge} on {self.project}"
+
+    @property
+    def done_count(self) -> int:
+        return self.ok_count + self.failed_count
+
+
+class JudgeChunk(LeasedChunk):
+    """A slice of a judge run's items: an id range."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
+    first_item_id = models.BigIntegerField()
+    last_item_id = models.BigIntegerField()
+
+    class Meta(LeasedChunk.Meta):
         constraints = [models.UniqueConstraint(fields=["run", "number"], name="judgechunk_unique_number")]
         indexes = [models.Index(fields=["run", "status"], name="judgechunk_by_run_status")]
 
@@ -230,19 +247,13 @@ class Suggestion(models.Model):
 # -- generation runs: source records → items --------------------------------------------------------
 
 
-class GenerationRun(models.Model):
+class GenerationRun(RunState):
     """A generator step applied to the records of a source file, ending in items of a project.
 
     The source records are stored with the run when it starts (``GenerationRecord``), so workers and a
     resume never need the file. Chunks are leased like a judge run's. Items are created once, when
     every record has an outcome, in one atomic import; each carries the run's provenance in ``meta``.
     """
-
-    class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        COMPLETED = "completed", "Completed"
-        FAILED = "failed", "Stopped on an error"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_runs")
     step = models.CharField(max_length=50)
@@ -263,29 +274,11 @@ class GenerationRun(models.Model):
     source_sha256 = models.CharField(max_length=64, blank=True)
     #: Demo content (``make run``): shown as such on the pages.
     is_demo = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
-    concurrency = models.PositiveSmallIntegerField(
-        default=16, validators=[MinValueValidator(1), MaxValueValidator(MAX_CONCURRENCY)]
-    )
-    chunk_size = models.PositiveIntegerField(default=100, validators=[MinValueValidator(1)])
-    total = models.PositiveIntegerField(default=0)
-    ok_count = models.PositiveIntegerField(default=0)
-    failed_count = models.PositiveIntegerField(default=0)
     #: Records whose items the project already had (an earlier run made them): not asked again.
     existing_count = models.PositiveIntegerField(default=0)
-    pending_count = models.PositiveIntegerField(default=0)
     items_created = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    watch_token = models.CharField(max_length=32, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    resumed_at = models.DateTimeField(null=True, blank=True)
-    done_at_resume = models.PositiveIntegerField(default=0)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(RunState.Meta):
         indexes = [models.Index(fields=["project", "status"], name="genrun_by_project_status")]
 
     def __str__(self) -> str:
@@ -294,10 +287,6 @@ class GenerationRun(models.Model):
     @property
     def done_count(self) -> int:
         return self.ok_count + self.failed_count + self.existing_count
-
-    @property
-    def is_active(self) -> bool:
-        return self.status == self.Status.RUNNING
 
     def clean(self) -> None:
         check_backend(self.backend)
@@ -333,30 +322,14 @@ class GenerationRun(models.Model):
         )
 
 
-class GenerationChunk(models.Model):
-    """A slice of a generation run's records (a range of record numbers), leased like a JudgeChunk."""
-
-    Status = JudgeChunk.Status
+class GenerationChunk(LeasedChunk):
+    """A slice of a generation run's records: a range of record numbers."""
 
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="chunks")
-    number = models.PositiveIntegerField()
     first_number = models.PositiveIntegerField()
     last_number = models.PositiveIntegerField()
-    size = models.PositiveIntegerField()
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    claim_token = models.CharField(max_length=32, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    ok_count = models.PositiveIntegerField(default=0)
-    failed_count = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    sends = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["run_id", "number"]
+    class Meta(LeasedChunk.Meta):
         constraints = [models.UniqueConstraint(fields=["run", "number"], name="genchunk_unique_number")]
         indexes = [models.Index(fields=["run", "status"], name="genchunk_by_run_status")]
 
