@@ -178,3 +178,29 @@ def cancel_run(run: models.Model, *, cannot_cancel: str, error: type[Exception])
     run.status, run.finished_at, run.watch_token = model.Status.CANCELLED, timezone.now(), ""
     run.save(update_fields=["status", "finished_at", "watch_token"])
     return run
+
+
+def lock_for_resume(run: models.Model, *, cannot_resume: str, error: type[Exception]) -> models.Model:
+    """The run locked, when it is cancelled or stopped; ``error`` with ``cannot_resume`` otherwise."""
+    model = type(run)
+    run = model.objects.select_for_update().get(pk=run.pk)
+    if run.status not in (model.Status.CANCELLED, model.Status.FAILED):
+        raise error(cannot_resume.format(run=run.pk, status=run.get_status_display().lower()))
+    return run
+
+
+def restart_run(run: models.Model) -> None:
+    """Set a locked run running again from where it was. A chunk whose worker gave up on a repeated
+    error gets a fresh count of claims and sends; rate and ETA count from now."""
+    run.chunks.exclude(status=DONE).update(attempts=0, sends=0)
+    run.status, run.resumed_at, run.finished_at = type(run).Status.RUNNING, timezone.now(), None
+    run.done_at_resume, run.last_error = run.done_count, ""
+    run.save(update_fields=["status", "resumed_at", "finished_at", "done_at_resume", "last_error"])
+
+
+def stop_run(run_model: type[models.Model], *, run_id: int, reason: str) -> None:
+    """Stop a running run on an error every request would hit (bad key, unknown model, a chunk failing
+    over and over)."""
+    run_model.objects.filter(pk=run_id, status=RUNNING).update(
+        status=run_model.Status.FAILED, last_error=reason[:2000], finished_at=timezone.now(), watch_token=""
+    )

@@ -34,7 +34,7 @@ from judges.errors import (
     JudgeInvalid,
     RunStateError,
 )
-from judges.leasing import cancel_run, chunks_to_resend, pending_chunk_ids
+from judges.leasing import cancel_run, chunks_to_resend, lock_for_resume, pending_chunk_ids, restart_run, stop_run
 from judges.models import Judge, JudgeChunk, JudgeRun
 from judges.prompting import Prompt, get_prompt, prompts_for, sha256_json
 
@@ -247,25 +247,17 @@ def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
 @transaction.atomic
 def judge_run_resume(*, run: JudgeRun) -> JudgeRun:
     """Run a cancelled or stopped run again from where it was; finished items are kept, not redone."""
-    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
-    if run.status not in (JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED):
-        raise RunStateError(CANNOT_RESUME.format(run=run.pk, status=run.get_status_display().lower()))
+    run = lock_for_resume(run, cannot_resume=CANNOT_RESUME, error=RunStateError)
     other = JudgeRun.objects.filter(judge=run.judge, project=run.project, status=JudgeRun.Status.RUNNING).first()
     if other is not None:
         raise RunStateError(RUN_ALREADY_ACTIVE.format(run=other.pk))
-    # A chunk whose worker gave up on a repeated error gets a fresh count of claims.
-    JudgeChunk.objects.filter(run=run).exclude(status=JudgeChunk.Status.DONE).update(attempts=0, sends=0)
-    run.status, run.resumed_at, run.finished_at = JudgeRun.Status.RUNNING, timezone.now(), None
-    run.done_at_resume, run.last_error = run.done_count, ""
-    run.save(update_fields=["status", "resumed_at", "finished_at", "done_at_resume", "last_error"])
+    restart_run(run)
     return run
 
 
 def judge_run_stop(*, run_id: int, reason: str) -> None:
     """Stop a run on an error every item would hit (bad key, unknown model, a chunk failing over and over)."""
-    JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
-        status=JudgeRun.Status.FAILED, last_error=reason[:2000], finished_at=timezone.now(), watch_token=""
-    )
+    stop_run(JudgeRun, run_id=run_id, reason=reason)
 
 
 def judge_run_refresh(*, run_id: int) -> JudgeRun:

@@ -35,7 +35,15 @@ from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
 from judges.errors import MODEL_REQUIRED, UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
-from judges.leasing import PENDING, cancel_run, chunks_to_resend, pending_chunk_ids
+from judges.leasing import (
+    PENDING,
+    cancel_run,
+    chunks_to_resend,
+    lock_for_resume,
+    pending_chunk_ids,
+    restart_run,
+    stop_run,
+)
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges
 
@@ -287,16 +295,11 @@ def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:
 @transaction.atomic
 def generation_run_resume(*, run: GenerationRun) -> GenerationRun:
     """Run a cancelled or stopped run again from where it was; records with an outcome keep it."""
-    run = GenerationRun.objects.select_for_update().get(pk=run.pk)
-    if run.status not in (GenerationRun.Status.CANCELLED, GenerationRun.Status.FAILED):
-        raise RunStateError(CANNOT_RESUME.format(run=run.pk, status=run.get_status_display().lower()))
+    run = lock_for_resume(run, cannot_resume=CANNOT_RESUME, error=RunStateError)
     other = GenerationRun.objects.filter(project=run.project, step=run.step, status=GenerationRun.Status.RUNNING)
     if (found := other.first()) is not None:
         raise RunStateError(GENERATION_ACTIVE.format(run=found.pk, step=run.step))
-    GenerationChunk.objects.filter(run=run).exclude(status=GenerationChunk.Status.DONE).update(attempts=0, sends=0)
-    run.status, run.resumed_at, run.finished_at = GenerationRun.Status.RUNNING, timezone.now(), None
-    run.done_at_resume, run.last_error = run.done_count, ""
-    run.save(update_fields=["status", "resumed_at", "finished_at", "done_at_resume", "last_error"])
+    restart_run(run)
     if not run.chunks.exclude(status=GenerationChunk.Status.DONE).exists():
         _finish(run)  # stopped after its last chunk (the import failed): try the import again
     return run
@@ -304,9 +307,7 @@ def generation_run_resume(*, run: GenerationRun) -> GenerationRun:
 
 def generation_run_stop(*, run_id: int, reason: str) -> None:
     """Stop a run on an error every record would hit (bad key, unknown model, a chunk failing over and over)."""
-    GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.RUNNING).update(
-        status=GenerationRun.Status.FAILED, last_error=reason[:2000], finished_at=timezone.now(), watch_token=""
-    )
+    stop_run(GenerationRun, run_id=run_id, reason=reason)
 
 
 def generation_run_refresh(*, run_id: int) -> GenerationRun:
