@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -64,21 +65,51 @@ def report_snapshot_create(
         report = build_report(project=project, parameters=parameters)
     if report.parameters != parameters or report.project != project.slug:
         raise ValueError("the report given was computed for other parameters or another project")
-    numbers = report.numbers()
-    snapshot = ReportSnapshot(
+    return snapshot_store(
         project=project,
-        title=title,
         kind=report.kind,
         parameters=parameters.to_json_dict(),
         judge_run_id=parameters.judge_run_id,
         judge_label=report.judge.label if report.judge else "",
         inputs_sha256=report.inputs_sha256,
+        numbers=report.numbers(),
+        library_versions=report.library_versions,
+        render=lambda fmt: render_report(report, fmt),
+        user=user,
+        title=title,
+    )
+
+
+def snapshot_store(
+    *,
+    project: Project,
+    kind: str,
+    parameters: dict[str, Any],
+    judge_run_id: int | None,
+    judge_label: str,
+    inputs_sha256: str,
+    numbers: dict[str, Any],
+    library_versions: dict[str, str],
+    render: Callable[[str], str],
+    user: Any = None,
+    title: str = "",
+) -> ReportSnapshot:
+    """Store computed numbers frozen with their provenance and their tables in every format
+    (agreement reports and the paper evaluations alike)."""
+    snapshot = ReportSnapshot(
+        project=project,
+        title=title,
+        kind=kind,
+        parameters=parameters,
+        judge_run_id=judge_run_id,
+        judge_label=judge_label[:400],
+        inputs_sha256=inputs_sha256,
         numbers=numbers,
         numbers_sha256=numbers_digest(numbers),
-        library_versions=report.library_versions,
-        markdown=render_report(report, "md"),
-        latex=render_report(report, "latex"),
-        csv=render_report(report, "csv"),
+        library_versions=library_versions,
+        markdown=render("md"),
+        latex=render("latex"),
+        csv=render("csv"),
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     snapshot.full_clean()
@@ -111,7 +142,27 @@ def report_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> Snap
     if snapshot.kind in EVALUATIONS:  # a frozen paper evaluation (copa_eval, mcq_eval) recomputes itself
         return evaluation_snapshot_check(snapshot=snapshot, user=user)
     parameters = ReportParameters.from_json_dict(snapshot.parameters)
-    versions = library_versions()
+    # Point values first, then the tables that show them, then intervals: the stored list is capped.
+    return snapshot_check_against(
+        snapshot=snapshot,
+        versions=library_versions(),
+        recompute=lambda: build_report(project=snapshot.project, parameters=parameters),
+        order=lambda d: (".ci." in d["path"] or "].ci" in d["path"], d["path"].startswith("tables.")),
+        user=user,
+    )
+
+
+def snapshot_check_against(
+    *,
+    snapshot: ReportSnapshot,
+    versions: dict[str, str],
+    recompute: Callable[[], Any],
+    order: Callable[[dict[str, Any]], Any],
+    user: Any = None,
+) -> SnapshotCheck:
+    """Recompute (``recompute()`` returns an object with ``numbers()`` and ``inputs_sha256``) and store
+    what matches the snapshot: inputs, every number (the first differences, sorted by ``order``),
+    library versions. A failure to recompute is the check's finding, kept on its row."""
     common = {
         "snapshot": snapshot,
         "library_versions": versions,
@@ -119,7 +170,7 @@ def report_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> Snap
         "checked_by": user if getattr(user, "is_authenticated", False) else None,
     }
     try:
-        report = build_report(project=snapshot.project, parameters=parameters)
+        result = recompute()
     except Exception as exc:  # noqa: BLE001 - any failure to recompute is the check's finding, kept on its row
         check = SnapshotCheck(
             **common, inputs_sha256="", inputs_match=False, numbers_match=False, error=f"{type(exc).__name__}: {exc}"
@@ -127,15 +178,14 @@ def report_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> Snap
         check.save()
         return check
     # Round-trip through JSON so both sides are compared in the form the snapshot stored.
-    recomputed = json.loads(json.dumps(report.numbers(), allow_nan=False))
+    recomputed = json.loads(json.dumps(result.numbers(), allow_nan=False))
     differences: list[dict[str, Any]] = []
     _differences(snapshot.numbers, recomputed, "", differences)
-    # Point values first, then the tables that show them, then intervals: the stored list is capped.
-    differences.sort(key=lambda d: (".ci." in d["path"] or "].ci" in d["path"], d["path"].startswith("tables.")))
+    differences.sort(key=order)
     check = SnapshotCheck(
         **common,
-        inputs_sha256=report.inputs_sha256,
-        inputs_match=report.inputs_sha256 == snapshot.inputs_sha256,
+        inputs_sha256=result.inputs_sha256,
+        inputs_match=result.inputs_sha256 == snapshot.inputs_sha256,
         numbers_match=not differences,
         differences=differences[:MAX_DIFFERENCES],
         difference_count=len(differences),

@@ -10,7 +10,6 @@ page's snapshot view shows, downloads and checks both alike.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,7 @@ from validation.evaluations.base import Evaluation, current_versions, render_eva
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.models import ReportSnapshot, SnapshotCheck
-from validation.services import MAX_DIFFERENCES, numbers_digest
+from validation.services import snapshot_check_against, snapshot_store
 
 __all__ = ["EVALUATIONS", "evaluation_snapshot_check", "evaluation_snapshot_create", "recompute"]
 
@@ -45,70 +44,28 @@ def evaluation_snapshot_create(
     """Store a computed evaluation frozen (it must be this project's)."""
     if evaluation.project != project.slug or evaluation.name not in EVALUATIONS:
         raise ValueError("the evaluation given was computed for another project, or is no paper evaluation")
-    numbers = evaluation.numbers()
-    snapshot = ReportSnapshot(
+    return snapshot_store(
         project=project,
-        title=title,
         kind=evaluation.name,
         parameters=evaluation.parameters,
         judge_run_id=None,
-        judge_label=evaluation.judge_label[:400],
+        judge_label=evaluation.judge_label,
         inputs_sha256=evaluation.inputs_sha256,
-        numbers=numbers,
-        numbers_sha256=numbers_digest(numbers),
+        numbers=evaluation.numbers(),
         library_versions=evaluation.library_versions,
-        markdown=render_evaluation(evaluation, "md"),
-        latex=render_evaluation(evaluation, "latex"),
-        csv=render_evaluation(evaluation, "csv"),
-        created_by=user if getattr(user, "is_authenticated", False) else None,
+        render=lambda fmt: render_evaluation(evaluation, fmt),
+        user=user,
+        title=title,
     )
-    snapshot.full_clean()
-    snapshot.save()
-    return snapshot
-
-
-def _differences(stored: Any, recomputed: Any, path: str, out: list[dict[str, Any]]) -> None:
-    """Every leaf where two JSON trees differ; numbers must be identical (same inputs, seed, versions)."""
-    if isinstance(stored, dict) and isinstance(recomputed, dict):
-        for key in sorted(set(stored) | set(recomputed)):
-            _differences(stored.get(key), recomputed.get(key), f"{path}.{key}" if path else key, out)
-    elif isinstance(stored, list) and isinstance(recomputed, list) and len(stored) == len(recomputed):
-        for index, (a, b) in enumerate(zip(stored, recomputed, strict=True)):
-            _differences(a, b, f"{path}[{index}]", out)
-    elif stored != recomputed:
-        out.append({"path": path, "stored": stored, "recomputed": recomputed})
 
 
 def evaluation_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> SnapshotCheck:
     """Recompute a frozen evaluation and store what matches: inputs, every number, library versions."""
-    versions = current_versions()
-    common = {
-        "snapshot": snapshot,
-        "library_versions": versions,
-        "versions_match": versions == snapshot.library_versions,
-        "checked_by": user if getattr(user, "is_authenticated", False) else None,
-    }
-    try:
-        evaluation = recompute(project=snapshot.project, kind=snapshot.kind, parameters=snapshot.parameters)
-    except Exception as exc:  # noqa: BLE001 - any failure to recompute is the check's finding, kept on its row
-        check = SnapshotCheck(
-            **common, inputs_sha256="", inputs_match=False, numbers_match=False, error=f"{type(exc).__name__}: {exc}"
-        )
-        check.save()
-        return check
-    recomputed = json.loads(json.dumps(evaluation.numbers(), allow_nan=False))
-    differences: list[dict[str, Any]] = []
-    _differences(snapshot.numbers, recomputed, "", differences)
     # The command's numbers first, then the tables that show them: the stored list is capped.
-    differences.sort(key=lambda d: d["path"].startswith("tables."))
-    check = SnapshotCheck(
-        **common,
-        inputs_sha256=evaluation.inputs_sha256,
-        inputs_match=evaluation.inputs_sha256 == snapshot.inputs_sha256,
-        numbers_match=not differences,
-        differences=differences[:MAX_DIFFERENCES],
-        difference_count=len(differences),
+    return snapshot_check_against(
+        snapshot=snapshot,
+        versions=current_versions(),
+        recompute=lambda: recompute(project=snapshot.project, kind=snapshot.kind, parameters=snapshot.parameters),
+        order=lambda d: d["path"].startswith("tables."),
+        user=user,
     )
-    check.full_clean()
-    check.save()
-    return check
