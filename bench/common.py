@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +45,14 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def stop_processes(processes: list) -> None:
+    """Ask every process to stop, then wait for each; one that does not stop in 20 s is killed."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

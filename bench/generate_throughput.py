@@ -27,7 +27,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.common import free_port, setup_django  # noqa: E402 - importable once the repository root is on the path
+from bench.common import (  # noqa: E402 - importable once the repository root is on the path
+    free_port,
+    setup_django,
+    stop_processes,
+)
 from bench.judge_throughput import cpu_seconds, start_server, start_workers  # noqa: E402
 
 SLUG = "bench-generate-ipqa"
@@ -116,13 +120,7 @@ def bench(records: int, workers: int, concurrency: int, chunk_size: int) -> None
         worker_cpu = sum(after[p.pid] - before[p.pid] for p in processes)
         server_cpu = after[server.pid] - before[server.pid]
     finally:
-        for process in [*processes, server]:
-            process.terminate()
-        for process in [*processes, server]:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_processes([*processes, server])
         Project.objects.filter(slug__in=[SLUG, WARMUP_SLUG]).delete()
 
     rate = records / seconds

@@ -28,7 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.common import free_port, setup_django  # noqa: E402 - importable once the repository root is on the path
+from bench.common import (  # noqa: E402 - importable once the repository root is on the path
+    free_port,
+    setup_django,
+    stop_processes,
+)
 
 SLUG = "bench-judge-copa"
 WARMUP_SLUG = "bench-judge-warmup"
@@ -175,13 +179,7 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
         server_cpu = after[server.pid] - before[server.pid]
         floor_ms, floor_rate = client_floor(base_url, concurrency=concurrency)
     finally:
-        for process in [*processes, server]:
-            process.terminate()
-        for process in [*processes, server]:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_processes([*processes, server])
         Project.objects.filter(slug__in=[SLUG, WARMUP_SLUG]).delete()
 
     rate = items / seconds
