@@ -59,33 +59,37 @@ class IdempotencyKeyTests:
         assert Annotation.objects.filter(project=project).count() == 1
 
 
-@pytest.mark.parametrize("kind", all_kinds(), ids=lambda kind: kind.name)
+#: Every (kind, value) pair a kind reserves to some roles, from the registry.
+RESERVED = [(kind, value) for kind in all_kinds() for value in kind.example_values_needing_roles()]
+
+
+@pytest.mark.parametrize(("kind", "value"), RESERVED, ids=[f"{k.name}-{v['action']}" for k, v in RESERVED])
 class RoleReservedValueTests:
-    """Values the form shows only to some roles are refused for others by the service, per kind."""
+    """Values the form shows only to some roles are refused for others by the service."""
 
-    def test_annotator_cannot_submit_a_value_reserved_to_other_roles(self, kind, make_project, make_user, tmp_path):
+    def test_annotator_cannot_submit_a_value_reserved_to_other_roles(
+        self, kind, value, make_project, make_user, tmp_path
+    ):
         project, people = project_with_people(make_project, make_user, tmp_path, kind, ("ann", Role.ANNOTATOR))
-        for value in kind.example_values_needing_roles():
-            assignment = claim(people["ann"])
-            response = submit(people["ann"], assignment, value)
-            assert response.status_code == 403, response.content
-            assert response.json()["code"] == "not_permitted"
-            assert not Annotation.objects.filter(project=project).exists()
-            # The refused submit rolled back: the assignment is still open for a permitted answer.
-            assert Assignment.objects.get(pk=assignment["id"]).status == Assignment.Status.ASSIGNED
+        assignment = claim(people["ann"])
+        response = submit(people["ann"], assignment, value)
+        assert response.status_code == 403, response.content
+        assert response.json()["code"] == "not_permitted"
+        assert not Annotation.objects.filter(project=project).exists()
+        # The refused submit rolled back: the assignment is still open for a permitted answer.
+        assert Assignment.objects.get(pk=assignment["id"]).status == Assignment.Status.ASSIGNED
 
-    def test_holders_of_the_role_may_submit_it(self, kind, make_project, make_user, tmp_path):
-        for number, value in enumerate(kind.example_values_needing_roles()):
-            roles = sorted(kind.roles_for_value(value))
-            slug_people = [(f"holder{number}-{role}", role) for role in roles]
-            project, people = project_with_people(make_project, make_user, tmp_path, kind, *slug_people)
-            for user in people.values():
-                assert submit(user, claim(user), value).status_code == 201
-            project.delete()
+    def test_holders_of_the_role_may_submit_it(self, kind, value, make_project, make_user, tmp_path):
+        holders = [(f"holder-{role}", role) for role in sorted(kind.roles_for_value(value))]
+        _, people = project_with_people(make_project, make_user, tmp_path, kind, *holders)
+        for user in people.values():
+            assert submit(user, claim(user), value).status_code == 201
 
-    def test_the_example_answer_needs_no_special_role(self, kind, make_project, make_user, tmp_path):
-        _, people = project_with_people(make_project, make_user, tmp_path, kind, ("ann", Role.ANNOTATOR))
-        assert submit(people["ann"], claim(people["ann"]), kind.example_value()).status_code == 201
+
+@pytest.mark.parametrize("kind", all_kinds(), ids=lambda kind: kind.name)
+def test_the_example_answer_needs_no_special_role(kind, make_project, make_user, tmp_path):
+    _, people = project_with_people(make_project, make_user, tmp_path, kind, ("ann", Role.ANNOTATOR))
+    assert submit(people["ann"], claim(people["ann"]), kind.example_value()).status_code == 201
 
 
 def test_label_contextualization_reserves_reviews_to_experts():
