@@ -58,6 +58,8 @@ class Reply:
     retry_after: float | None = None
     finish_reason: str = "stop"
     error: str = ""
+    #: Sent as the whole body instead of a chat completion (a proxy's page, a broken server).
+    body: bytes | None = None
 
     @classmethod
     def json(cls, data: Any, **options: Any) -> Reply:
@@ -70,6 +72,10 @@ class Reply:
     @classmethod
     def http_error(cls, status: int, message: str = "scripted error", **options: Any) -> Reply:
         return cls(status=status, error=message, **options)
+
+    @classmethod
+    def raw(cls, body: bytes, **options: Any) -> Reply:
+        return cls(body=body, **options)
 
     @classmethod
     def dropped(cls) -> Reply:
@@ -256,7 +262,7 @@ class FakeLLMServer:
                     "total_tokens": len(request.text.split()) + len(content.split()),
                 },
             }
-        data = json.dumps(payload).encode()
+        data = json.dumps(payload).encode() if reply.body is None else reply.body
         headers["Content-Length"] = str(len(data))
         head = f"HTTP/1.1 {reply.status} {'OK' if reply.status == 200 else 'Error'}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())

@@ -7,15 +7,15 @@ A run stores its source records when it starts, so workers and a resume never ne
 record whose items the project already has (an earlier run made them) is settled at once and not
 asked again; so a rerun of a step over the same file asks only for what failed before, and never
 duplicates an item. Items are created when every record has an outcome, in one atomic import
-(``annotation.importing.import_items``), each with the run's provenance in its ``meta``.
+(``annotation.importing.import_item_records``), each with the run's provenance in its ``meta``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import tempfile
+import itertools
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected, ValidationFailed
-from annotation.importing import import_items
+from annotation.importing import Record, import_item_records
 from annotation.models import Item, Project
 from judges.backends import backend_names, get_backend
 from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
@@ -434,48 +434,40 @@ def item_meta(run: GenerationRun, record: GenerationRecord, step_meta: dict | No
     return {**(step_meta or {}), "generation": generation, "source": source}
 
 
-def _write_items(run: GenerationRun, handle) -> int:
-    """Write the JSONL of the run's new items; items the project already has are left out."""
-    step = get_step(run.step)
-    written = 0
-    records = GenerationRecord.objects.filter(run=run, status=GenerationRecord.Status.OK).order_by("number")
-    batch: list[GenerationRecord] = []
+#: What the import reads of a finished record: not its source data, the largest column by far.
+ITEM_RECORD_FIELDS = ("number", "line", "source_id", "licence", "attribution", "items", "request_sha256")
 
-    def flush() -> int:
+
+def _item_records(run: GenerationRun) -> Iterator[Record]:
+    """The run's new items as import records, numbered in run order; items the project already has
+    are left out."""
+    step = get_step(run.step)
+    records = (
+        GenerationRecord.objects.filter(run=run, status=GenerationRecord.Status.OK)
+        .only(*ITEM_RECORD_FIELDS)
+        .order_by("number")
+    )
+    position = 0
+    rows = records.iterator(chunk_size=RECORD_BATCH)
+    while batch := list(itertools.islice(rows, RECORD_BATCH)):
         pairs = [
             (eid, payload, record)
             for record in batch
             for eid, payload in zip(step.external_ids(record.source_id, run.options), record.items, strict=True)
         ]
         existing = _existing_ids(run.project, [eid for eid, _, _ in pairs])
-        count = 0
         for eid, payload, record in pairs:
             if eid in existing:
                 continue
-            line = {"external_id": eid, **payload, "meta": item_meta(run, record, payload.get("meta"))}
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            count += 1
-        batch.clear()
-        return count
-
-    for record in records.iterator(chunk_size=RECORD_BATCH):
-        batch.append(record)
-        if len(batch) >= RECORD_BATCH:
-            written += flush()
-    if batch:
-        written += flush()
-    return written
+            position += 1
+            yield Record(position, {"external_id": eid, **payload, "meta": item_meta(run, record, payload.get("meta"))})
 
 
 def _finish(run: GenerationRun) -> GenerationRun:
     """Import the run's items and complete it; on a refused import, stop it with the reason (no item made)."""
     now = timezone.now()
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "items.jsonl"
-            with path.open("w", encoding="utf-8") as handle:
-                written = _write_items(run, handle)
-            created = import_items(project=run.project, path=path).imported if written else 0
+        created = import_item_records(project=run.project, records=_item_records(run)).imported
     except ImportRejected as exc:
         shown = "; ".join(map(str, exc.errors[:3]))
         run.status, run.finished_at, run.watch_token = GenerationRun.Status.FAILED, now, ""

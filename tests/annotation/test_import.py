@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected
-from annotation.importing import import_annotations, import_items
+from annotation.importing import BATCH, import_annotations, import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Item, Role
 from annotation.services import membership_add
@@ -36,6 +36,17 @@ class ItemImportTests:
         ids = list(Item.objects.filter(project=project).values_list("external_id", flat=True))
         assert ids == [f"copa_likert-{n:07d}" for n in range(25)]
         assert Item.objects.get(external_id="copa_likert-0000003").payload["meta"] == {"synthetic": 3}
+
+    def test_items_written_in_several_batches_arrive_whole_and_in_file_order(self, make_project, tmp_path):
+        project = make_project("copa_likert")
+        records = list(synthetic_records(COPA, 2 * BATCH + 7))
+        records[-1]["meta"] = {"count": 2**70, "note": "é ✓ \u2028"}  # past 64 bits, and non-ASCII text
+        assert import_items(project=project, path=write_jsonl(tmp_path / "items.jsonl", iter(records))).imported == len(
+            records
+        )
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("external_id", flat=True))
+        assert ids == [r["external_id"] for r in records]
+        assert Item.objects.get(external_id=records[-1]["external_id"]).payload["meta"] == records[-1]["meta"]
 
     def test_one_bad_line_near_the_end_of_10000_imports_nothing(self, make_project, tmp_path):
         project = make_project("copa_likert")

@@ -116,6 +116,25 @@ class ScriptedFaultTests:
         reason = Suggestion.objects.get().failure_reason
         assert reason.startswith("the answer was cut off at max_tokens (7); not valid JSON")
 
+    def test_a_reply_that_is_not_a_chat_completion_fails_that_item_with_what_the_server_sent(self, copa, llm_server):
+        replies = {
+            0: Reply.raw(b"<html>Bad gateway page</html>"),
+            1: Reply.raw(b'{"object": "error"}'),
+            2: Reply.raw(b"[1, 2]"),
+        }
+        llm_server.script = lambda r: replies.get(marker(r)) or valid_answer(r)
+        add_items(copa, 4)
+        judge = judge_for(llm_server)
+        run = run_now(judge, copa)
+        got = assert_every_item_settled(copa, judge)
+        assert (run.ok_count, run.failed_count) == (1, 3)
+        assert got[0].failure_reason.startswith("the server's reply is not a chat completion: not JSON")
+        assert got[0].raw_output == "<html>Bad gateway page</html>"
+        no_choices = "the server's reply is not a chat completion: no choices"
+        assert got[1].failure_reason == got[2].failure_reason == no_choices
+        assert got[1].raw_output == '{"object": "error"}' and got[1].attempts == 1
+        assert got[3].tokens_in and got[3].tokens_out  # the usage of a real completion is kept
+
 
 class RequestTests:
     def test_requests_carry_the_schema_sampling_parameters_and_seed(self, copa, llm_server):
