@@ -8,8 +8,9 @@ client, reading and checking answers, Celery and the database. Worker processes 
     python bench/judge_throughput.py [--items 10000] [--workers 2] [--concurrency 32] [--chunk-size 100]
 
 It prints the run's items/s, the workers' CPU time per item (the app's overhead per item: what a
-worker spends for each item an LLM server answers), the same figure for the openai client alone
-(the floor no app on this client can beat), and the fake server's CPU per item. The last line is
+worker spends for each item an LLM server answers), the same figure for the openai client alone as
+the backend calls it (the floor no app on this client can beat) and, as a baseline, through the
+client's typed ``chat.completions.create``, and the fake server's CPU per item. The last line is
 ``RESULT items_per_s=<n> overhead_ms=<n>``. The database and broker are those of the environment
 (DATABASE_URL, CELERY_BROKER_URL), as for the app.
 """
@@ -109,15 +110,30 @@ def run_to_end(project, *, concurrency: int, chunk_size: int, timeout: float) ->
     raise SystemExit(f"run {run.pk} did not finish within {timeout:.0f} s ({run.done_count}/{run.total} done)")
 
 
-def client_floor(base_url: str, *, concurrency: int) -> tuple[float, float]:
-    """CPU ms per request and requests/s of the bare openai client against the same server."""
+def client_floor(base_url: str, *, concurrency: int, typed: bool = False) -> tuple[float, float]:
+    """CPU ms per request and requests/s of the bare openai client against the same server: called as
+    the backend calls it (plain ``post``, body and reply handled with orjson), or, with ``typed``,
+    through the typed ``chat.completions.create`` the backend used to call."""
     import openai
+    import orjson
 
     from annotation.kinds import get_kind
+    from judges.backends.openai_compat import read_completion
     from judges.prompting import get_prompt
 
     prompt = get_prompt("copa_likert_evaluation")
     request = prompt.build(item_id=0, payload=get_kind("copa_likert").example_payload())
+    arguments = {
+        "model": "bench",
+        "messages": request.messages,
+        "temperature": 0.0,
+        "max_completion_tokens": 2048,
+        "seed": 42,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": prompt.name, "schema": request.schema, "strict": True},
+        },
+    }
 
     async def main() -> None:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=30)
@@ -125,18 +141,12 @@ def client_floor(base_url: str, *, concurrency: int) -> tuple[float, float]:
 
         async def one() -> None:
             async with slots:
-                response = await client.chat.completions.create(
-                    model="bench",
-                    messages=request.messages,
-                    temperature=0.0,
-                    max_completion_tokens=2048,
-                    seed=42,
-                    response_format={
-                        "type": "json_schema",
-                        "json_schema": {"name": prompt.name, "schema": request.schema, "strict": True},
-                    },
-                )
-                assert response.choices[0].message.content
+                if typed:
+                    response = await client.chat.completions.create(**arguments)
+                    assert response.choices[0].message.content
+                    return
+                body = orjson.dumps(arguments)
+                assert read_completion(await client.post("/chat/completions", cast_to=bytes, content=body)).text
 
         await asyncio.gather(*(one() for _ in range(CLIENT_FLOOR_REQUESTS)))
         await client.close()
@@ -178,6 +188,7 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
         worker_cpu = sum(after[p.pid] - before[p.pid] for p in processes)
         server_cpu = after[server.pid] - before[server.pid]
         floor_ms, floor_rate = client_floor(base_url, concurrency=concurrency)
+        typed_ms, typed_rate = client_floor(base_url, concurrency=concurrency, typed=True)
     finally:
         stop_processes([*processes, server])
         Project.objects.filter(slug__in=[SLUG, WARMUP_SLUG]).delete()
@@ -187,6 +198,10 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
     print(f"{'run':<44}{seconds:>8.2f} s{rate:>10.0f} items/s")
     print(f"{'workers CPU per item (the app overhead)':<44}{overhead_ms:>8.2f} ms")
     print(f"{'  of which the openai client alone':<44}{floor_ms:>8.2f} ms  ({floor_rate:.0f} requests/s, one process)")
+    print(
+        f"{'  baseline: typed chat.completions.create':<44}{typed_ms:>8.2f} ms  ({typed_rate:.0f} requests/s, "
+        f"{typed_ms / floor_ms:.1f}x the CPU of the plain post)"
+    )
     print(f"{'local LLM server CPU per item':<44}{1000 * server_cpu / items:>8.2f} ms")
     print(f"{'CPU cores on this machine':<44}{os.cpu_count():>8}")
     print(f"RESULT items_per_s={rate:.0f} overhead_ms={overhead_ms:.2f}")
