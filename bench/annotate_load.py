@@ -25,6 +25,7 @@ and the two p95 figures at that rate (at the lowest rate when no rate held).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import http.client
 import itertools
@@ -173,6 +174,30 @@ class Server:
         """The master and its workers, whose CPU time is the server's."""
         return [self.process.pid, *children(self.process.pid)]
 
+    def connections_per_worker(self) -> list[int]:
+        """Established client connections each worker process holds, most first.
+
+        A keep-alive connection stays with the worker that accepted it, so this is how the load
+        is shared between the processes."""
+        inodes = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(OSError), open(table, encoding="ascii") as handle:
+                for line in list(handle)[1:]:
+                    fields = line.split()
+                    local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                    if local_port == self.port and fields[3] == "01":  # ESTABLISHED
+                        inodes.add(fields[9])
+        counts = []
+        for pid in children(self.process.pid):
+            held = 0
+            with contextlib.suppress(OSError):
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                        held += target.startswith("socket:[") and target[8:-1] in inodes
+            counts.append(held)
+        return sorted(counts, reverse=True)
+
 
 @contextmanager
 def gunicorn(
@@ -287,6 +312,7 @@ class CpuSample:
     wall: float
     own: float
     server: float
+    workers: dict[int, float]
     database: float
     busy: float
     total: float
@@ -294,10 +320,12 @@ class CpuSample:
 
 def cpu_sample(server: Server) -> CpuSample:
     busy, total = machine_busy_s()
+    workers = {pid: process_cpu_s(pid) for pid in children(server.process.pid)}
     return CpuSample(
         wall=time.perf_counter(),
         own=own_cpu_s(),
-        server=sum(process_cpu_s(pid) for pid in server.pids()),
+        server=process_cpu_s(server.process.pid) + sum(workers.values()),
+        workers=workers,
         database=sum(process_cpu_s(pid) for pid in postgres_pids()),
         busy=busy,
         total=total,
@@ -483,8 +511,12 @@ class Step:
     span: float = 0.0
     cpu_own: float = 0.0
     cpu_server: float = 0.0
+    #: The busiest worker process: one process runs Python on one core at most (the GIL).
+    cpu_busiest_worker: float = 0.0
     cpu_database: float = 0.0
     cpu_machine: float = 0.0
+    #: Client connections per worker process halfway through the step, most first.
+    spread: list[int] = field(default_factory=list)
 
     @property
     def cpu_other(self) -> float:
@@ -601,6 +633,10 @@ def run_step(
     pool = [threading.Thread(target=work, args=(n,), daemon=True) for n in range(threads)]
     for thread in pool:
         thread.start()
+    if server:
+        # Each client thread keeps its connection for the step: look once all are open.
+        time.sleep(max(0.0, start + seconds / 2 - time.perf_counter()))
+        step.spread = server.connections_per_worker()
     for thread in pool:
         thread.join()
     step.span = max(seconds, last_done[0] - start)
@@ -609,6 +645,9 @@ def run_step(
         wall = after.wall - before.wall
         step.cpu_own = (after.own - before.own) / wall
         step.cpu_server = (after.server - before.server) / wall
+        step.cpu_busiest_worker = max(
+            ((after.workers[pid] - before.workers.get(pid, 0.0)) / wall for pid in after.workers), default=0.0
+        )
         step.cpu_database = (after.database - before.database) / wall
         # /proc/stat counts every core: scale to "cores busy" like the per-process figures.
         step.cpu_machine = (after.busy - before.busy) / (after.total - before.total) * (os.cpu_count() or 1)
@@ -625,7 +664,8 @@ def print_step(step: Step) -> None:
         f"{step.p('next', 50):>8.1f}{step.p('next', 95):>8.1f}{step.p('next', 99):>8.1f}"
         f"{step.p('submit', 50):>8.1f}{step.p('submit', 95):>8.1f}{step.p('submit', 99):>8.1f}"
         f"{errors:>7}{'yes' if step.held else 'no':>6}"
-        f"{step.cpu_own:>7.2f}{step.cpu_server:>7.2f}{step.cpu_database:>7.2f}{step.cpu_other:>7.2f}",
+        f"{step.cpu_own:>7.2f}{step.cpu_server:>7.2f}{step.cpu_busiest_worker:>8.2f}"
+        f"{step.cpu_database:>6.2f}{step.cpu_other:>7.2f}  {'/'.join(map(str, step.spread))}",
         flush=True,
     )
 
@@ -687,11 +727,12 @@ def load(args: argparse.Namespace) -> None:
         print()
         print(
             f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
-            "client = this generator, server = gunicorn, pg = every postgres process, other = the rest"
+            "client = this generator, server = gunicorn, busiest = its busiest worker process, "
+            "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
         )
         print(
             f"{'rate':>6}{'achieved':>9}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}{'errors':>7}{'held':>6}"
-            f"{'client':>7}{'server':>7}{'pg':>7}{'other':>7}"
+            f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
         )
         print(f"{'':>6}{'req/s':>9}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}")
         for number, rate in enumerate(rates, start=1):
@@ -729,7 +770,8 @@ def report(steps: list[Step]) -> None:
     print(f"highest rate held with p95 <= {THRESHOLD_MS:.0f} ms for next and submit: {best or 'none'} req/s")
     print(
         f"RESULT max_rate_p95_50ms={best} next_p95_ms={chosen.p('next', 95):.1f} "
-        f"submit_p95_ms={chosen.p('submit', 95):.1f}"
+        f"submit_p95_ms={chosen.p('submit', 95):.1f} next_p99_ms={chosen.p('next', 99):.1f} "
+        f"submit_p99_ms={chosen.p('submit', 99):.1f}"
     )
 
 
