@@ -16,10 +16,12 @@ thread or a free server worker is part of it (no coordinated omission).
     python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
 
-The database is whatever DATABASE_URL names (PostgreSQL expected). The last line is
-``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n>``: the highest rate whose p95
-of both request types stayed within 50 ms with every request answered on time and without error,
-and the two p95 figures at that rate (at the lowest rate when no rate held).
+The database is whatever DATABASE_URL names (PostgreSQL expected). The server runs as
+config/gunicorn.conf.py sets it up unless ``--worker-class``, ``--workers`` or ``--threads`` say
+otherwise; ``--request-trace PATH`` has each worker log where its requests' time went. The last line
+is ``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n> next_p99_ms=<n> submit_p99_ms=<n>``:
+the highest rate whose p95 of both request types stayed within 50 ms with every request answered on
+time and without error, and the p95 and p99 figures at that rate (at the lowest rate when no rate held).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import pstats
 import random
 import re
 import resource
+import runpy
 import signal
 import subprocess
 import sys
@@ -517,6 +520,9 @@ class Step:
     cpu_machine: float = 0.0
     #: Client connections per worker process halfway through the step, most first.
     spread: list[int] = field(default_factory=list)
+    #: Wall-clock start and end of the step (seconds since the epoch).
+    began: float = 0.0
+    ended: float = 0.0
 
     @property
     def cpu_other(self) -> float:
@@ -574,7 +580,7 @@ def run_step(
     factors: tuple[str, ...],
 ) -> Step:
     """Send ``rate`` requests a second for ``seconds`` on a fixed schedule, each to an idle annotator."""
-    step = Step(rate, seconds)
+    step = Step(rate, seconds, began=time.time())
     schedule_rng = random.Random(seed)
     count = int(rate * seconds)
     start = time.perf_counter() + 0.05
@@ -640,6 +646,7 @@ def run_step(
     for thread in pool:
         thread.join()
     step.span = max(seconds, last_done[0] - start)
+    step.ended = time.time()
     if server and before:
         after = cpu_sample(server)
         wall = after.wall - before.wall
@@ -675,7 +682,55 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
     env = {"CONCORD_GC_FREEZE": "false" if args.no_gc_freeze else "true"}
     if args.gc_trace:
         env["CONCORD_GC_TRACE"] = args.gc_trace
+    if args.request_trace:
+        env["CONCORD_REQUEST_TRACE"] = args.request_trace
     return env
+
+
+@dataclass(frozen=True)
+class RequestTimes:
+    """Where one request's time went inside the server (config/gunicorn.conf.py, per thread)."""
+
+    finished: float
+    wall: float
+    cpu: float
+    runnable: float
+
+    @property
+    def held_up(self) -> float:
+        """Neither running nor waiting for a core: the database's answers, or the GIL."""
+        return max(0.0, self.wall - self.cpu - self.runnable)
+
+
+def read_request_trace(path: str) -> list[RequestTimes]:
+    found = []
+    for trace in Path(path).parent.glob(f"{Path(path).name}.*"):
+        for line in trace.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                found.append(RequestTimes(*map(float, line.split())))
+    return found
+
+
+def print_request_trace(steps: list[Step], path: str) -> None:
+    """Per step, the server-side split of a request's time: its own CPU, waiting for a core, and the
+    rest; the p95 request by wall time beside the means."""
+    times = read_request_trace(path)
+    print(f"\nserver side, per request (ms; from {path}.<pid>): wall = cpu + waiting for a core + held up")
+    print(f"{'rate':>6}{'requests':>9}{'wall':>8}{'cpu':>8}{'core':>8}{'held':>8}   p95 wall: cpu / core / held")
+    for step in steps:
+        inside = sorted((t for t in times if step.began <= t.finished <= step.ended), key=lambda t: t.wall)
+        if not inside:
+            continue
+        count = len(inside)
+        tail = inside[min(count - 1, round(0.95 * count))]
+
+        def mean(name: str, rows: list[RequestTimes] = inside) -> float:
+            return sum(getattr(row, name) for row in rows) / len(rows)
+
+        print(
+            f"{step.rate:>6}{count:>9}{mean('wall'):>8.1f}{mean('cpu'):>8.1f}{mean('runnable'):>8.1f}"
+            f"{mean('held_up'):>8.1f}   {tail.wall:.1f}: {tail.cpu:.1f} / {tail.runnable:.1f} / {tail.held_up:.1f}"
+        )
 
 
 def load(args: argparse.Namespace) -> None:
@@ -687,6 +742,7 @@ def load(args: argparse.Namespace) -> None:
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); load average {os.getloadavg()[0]:.2f}")
+    print(f"host speed: {host_speed_ms():.0f} ms for a fixed pure-Python loop (lower is faster; compare runs by it)")
     project = prepare_project(args.items)
     names = prepare_annotators(project, args.annotators)
     if removed := reset_work(project):
@@ -751,7 +807,26 @@ def load(args: argparse.Namespace) -> None:
 
     forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
     reset_work(project)  # the items and accounts stay for the next run; the work it did goes
+    if args.request_trace:
+        print_request_trace(steps, args.request_trace)
+    print(f"host speed at the end: {host_speed_ms():.0f} ms")
     report(steps)
+
+
+def host_speed_ms() -> float:
+    """Milliseconds for a fixed amount of pure-Python work, best of three.
+
+    The machines are shared virtual ones: on the development machine this figure doubled within an
+    hour, and the server's CPU per request with it. Runs are comparable only at a similar figure.
+    """
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for number in range(2_000_000):
+            total += number
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
 
 
 def report(steps: list[Step]) -> None:
@@ -942,18 +1017,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=15.0, help="seconds per rate")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds at the first rate, not counted")
     parser.add_argument("--arrivals", choices=("uniform", "poisson"), default="uniform", help="request schedule")
-    # Two processes use both cores despite the GIL; four threads each keep a core busy while other
-    # requests wait on their SQL round trips, and unlike sync workers gthread keeps connections
-    # alive, as browsers and htmx expect when no buffering proxy sits in front (see bench/README.md).
-    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    # By default the server runs as config/gunicorn.conf.py sets it up for production.
+    parser.add_argument("--worker-class", default=None, help="gunicorn worker class (default: the config's)")
+    parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes (default: the config's)")
+    parser.add_argument("--threads", type=int, default=None, help="threads per gunicorn worker (default: the config's)")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
     parser.add_argument(
         "--no-gc-freeze", action="store_true", help="leave start-up objects to the collector (the old behaviour)"
     )
     parser.add_argument("--timeline", default="", metavar="PATH", help="append every request's time and latency")
     parser.add_argument("--gc-trace", default="", metavar="PATH", help="log every collection's pause to PATH.<pid>")
+    parser.add_argument(
+        "--request-trace", default="", metavar="PATH", help="log each request's wall, CPU and core wait to PATH.<pid>"
+    )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
@@ -965,6 +1041,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:
         profile(args)
     else:
+        production = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
+        args.worker_class = args.worker_class or production["worker_class"]
+        args.workers = args.workers or production["workers"]
+        args.threads = args.threads or production["threads"]
         load(args)
 
 
