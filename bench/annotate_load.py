@@ -368,9 +368,12 @@ class Client:
     Sync gunicorn workers close every connection after the response; gthread keeps it open.
     """
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, fresh_connections: bool = False) -> None:
         self.port = port
         self.local = threading.local()
+        #: A new connection for every request, as a person's browser has when they take longer over an
+        #: item than the server keeps an idle connection (gunicorn: 2 s).
+        self.fresh_connections = fresh_connections
 
     def _connection(self) -> http.client.HTTPConnection:
         conn = getattr(self.local, "conn", None)
@@ -406,6 +409,8 @@ class Client:
                 conn.close()
                 raise
             annotator.take_cookies(response)
+            if self.fresh_connections:
+                conn.close()
             return response.status, data
         raise AssertionError("unreachable")
 
@@ -765,7 +770,7 @@ def load(args: argparse.Namespace) -> None:
         tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
         gunicorn(args.worker_class, args.workers, args.threads, Path(tmp), server_env(args)) as server,
     ):
-        client = Client(server.port)
+        client = Client(server.port, fresh_connections=args.fresh_connections)
         started = time.perf_counter()
         first_visits = open_all(client, annotators, max(2, args.workers * args.threads))
         print(
@@ -1022,6 +1027,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="threads per gunicorn worker (default: the config's)")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
+    parser.add_argument(
+        "--fresh-connections",
+        action="store_true",
+        help="a new connection per request, as annotators who pause longer than the server's keep-alive have",
+    )
     parser.add_argument(
         "--no-gc-freeze", action="store_true", help="leave start-up objects to the collector (the old behaviour)"
     )
