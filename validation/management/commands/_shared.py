@@ -1,8 +1,20 @@
-"""Options the agreement commands share."""
+"""Options and output the agreement and evaluation commands share."""
+
+from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.management.commands._base import BAD_INPUT
+from annotation.models import Project
+from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
+from validation.models import ReportSnapshot
 
 FORMATS = ("json", "md", "latex", "csv")
+UNKNOWN_EVALUATION_SNAPSHOT = "no {kind} snapshot {id} in project {slug!r}"
 
 
 def non_negative_int(text: str) -> int:
@@ -13,3 +25,57 @@ def non_negative_int(text: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"{number} is negative")
     return number
+
+
+def add_snapshot_arguments(parser: argparse.ArgumentParser, modes: Any, *, frozen: str = "a snapshot") -> None:
+    """``--freeze`` and ``--check ID`` in the mutually exclusive group ``modes``, and ``--title``."""
+    modes.add_argument("--freeze", action="store_true", help=f"store {frozen}; print its id")
+    modes.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
+    parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+
+
+def json_text(payload: Any) -> str:
+    # allow_nan=False: a NaN reaching the output is a bug, never a number.
+    return json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False)
+
+
+def frozen_json(project: Project, snapshot: ReportSnapshot) -> str:
+    """What ``--freeze`` prints: the new snapshot and its two fingerprints."""
+    return json_text(
+        {
+            "snapshot": snapshot.pk,
+            "project": project.slug,
+            "inputs_sha256": snapshot.inputs_sha256,
+            "numbers_sha256": snapshot.numbers_sha256,
+        }
+    )
+
+
+def checked_json(snapshot: ReportSnapshot, check: Any) -> str:
+    """What ``--check`` prints: which parts of a recomputed snapshot match, and the differences."""
+    return json_text(
+        {
+            "snapshot": snapshot.pk,
+            "inputs_match": check.inputs_match,
+            "numbers_match": check.numbers_match,
+            "versions_match": check.versions_match,
+            "difference_count": check.difference_count,
+            "differences": check.differences,
+            "error": check.error or None,
+        }
+    )
+
+
+def check_evaluation_snapshot(command: BaseCommand, project: Project, snapshot_id: int, kind: str) -> None:
+    """``--check`` of a paper evaluation: recompute the snapshot and print what matches."""
+    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, kind=kind).first()
+    if snapshot is None:
+        message = UNKNOWN_EVALUATION_SNAPSHOT.format(kind=kind, id=snapshot_id, slug=project.slug)
+        raise CommandError(message, returncode=BAD_INPUT)
+    command.stdout.write(checked_json(snapshot, evaluation_snapshot_check(snapshot=snapshot)))
+
+
+def freeze_evaluation(command: BaseCommand, project: Project, evaluation: Any, title: str) -> None:
+    """``--freeze`` of a paper evaluation."""
+    snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, title=title)
+    command.stdout.write(frozen_json(project, snapshot))

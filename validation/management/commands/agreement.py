@@ -13,13 +13,19 @@ to stdout; errors to stderr.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from validation.management.commands._shared import FORMATS, non_negative_int
+from validation.management.commands._shared import (
+    FORMATS,
+    add_snapshot_arguments,
+    checked_json,
+    frozen_json,
+    json_text,
+    non_negative_int,
+)
 from validation.models import ReportSnapshot
 from validation.reports import ReportParameters, UnknownJudgeRun, build_report
 from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
@@ -31,11 +37,6 @@ BAD_INPUT = 1
 REPORT_BOOTSTRAP = 1000
 UNKNOWN_PROJECT = "no project with slug {slug!r}"
 UNKNOWN_SNAPSHOT = "no snapshot {id} in project {slug!r}"
-
-
-def _json(payload: Any) -> str:
-    # allow_nan=False: a NaN reaching the output is a bug, never a number.
-    return json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False)
 
 
 class Command(BaseCommand):
@@ -61,9 +62,7 @@ class Command(BaseCommand):
         parser.add_argument("--source", action="append", choices=("web", "api", "import"), help="annotation sources")
         what = parser.add_mutually_exclusive_group()
         what.add_argument("--report", action="store_true", help="print the kind's paper tables")
-        what.add_argument("--freeze", action="store_true", help="store a snapshot of the report; print its id")
-        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
-        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+        add_snapshot_arguments(parser, what, frozen="a snapshot of the report")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -98,7 +97,7 @@ class Command(BaseCommand):
     def _dimensions(self, project: Project, parameters: ReportParameters, fmt: str, judge_as_rater: bool) -> None:
         results = project_dimension_agreement(project=project, parameters=parameters, judge_as_rater=judge_as_rater)
         if fmt == "json":
-            self._write(_json({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
+            self._write(json_text({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
         else:
             renderers = {
                 "md": render_dimensions_markdown,
@@ -111,7 +110,7 @@ class Command(BaseCommand):
         report = build_report(project=project, parameters=parameters)
         if fmt == "json":
             self._write(
-                _json(
+                json_text(
                     {
                         "project": report.project,
                         "kind": report.kind,
@@ -127,32 +126,10 @@ class Command(BaseCommand):
 
     def _freeze(self, project: Project, parameters: ReportParameters, title: str) -> None:
         snapshot = report_snapshot_create(project=project, parameters=parameters, title=title)
-        self._write(
-            _json(
-                {
-                    "snapshot": snapshot.pk,
-                    "project": project.slug,
-                    "inputs_sha256": snapshot.inputs_sha256,
-                    "numbers_sha256": snapshot.numbers_sha256,
-                }
-            )
-        )
+        self._write(frozen_json(project, snapshot))
 
     def _check(self, project: Project, snapshot_id: int) -> None:
         snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project).first()
         if snapshot is None:
             raise CommandError(UNKNOWN_SNAPSHOT.format(id=snapshot_id, slug=project.slug), returncode=BAD_INPUT)
-        check = report_snapshot_check(snapshot=snapshot)
-        self._write(
-            _json(
-                {
-                    "snapshot": snapshot.pk,
-                    "inputs_match": check.inputs_match,
-                    "numbers_match": check.numbers_match,
-                    "versions_match": check.versions_match,
-                    "difference_count": check.difference_count,
-                    "differences": check.differences,
-                    "error": check.error or None,
-                }
-            )
-        )
+        self._write(checked_json(snapshot, report_snapshot_check(snapshot=snapshot)))

@@ -10,49 +10,19 @@ recomputes one. Exit codes: 0 success, 1 bad input (unknown project, run or snap
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from annotation.models import Project
 from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
-from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
-from validation.management.commands._shared import non_negative_int
-from validation.models import ReportSnapshot
-
-UNKNOWN_SNAPSHOT = "no {kind} snapshot {id} in project {slug!r}"
-
-
-def check_snapshot(command: BaseCommand, project: Project, snapshot_id: int, kind: str) -> None:
-    """``--check``: recompute the snapshot and print what matches (shared with ``mcq_eval``)."""
-    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, kind=kind).first()
-    if snapshot is None:
-        raise CommandError(UNKNOWN_SNAPSHOT.format(kind=kind, id=snapshot_id, slug=project.slug), returncode=BAD_INPUT)
-    check = evaluation_snapshot_check(snapshot=snapshot)
-    payload = {
-        "snapshot": snapshot.pk,
-        "inputs_match": check.inputs_match,
-        "numbers_match": check.numbers_match,
-        "versions_match": check.versions_match,
-        "difference_count": check.difference_count,
-        "differences": check.differences,
-        "error": check.error or None,
-    }
-    command.stdout.write(json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False))
-
-
-def freeze(command: BaseCommand, project: Project, evaluation: Any, title: str) -> None:
-    snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, title=title)
-    payload = {
-        "snapshot": snapshot.pk,
-        "project": project.slug,
-        "inputs_sha256": snapshot.inputs_sha256,
-        "numbers_sha256": snapshot.numbers_sha256,
-    }
-    command.stdout.write(json.dumps(payload, indent=2))
+from validation.management.commands._shared import (
+    add_snapshot_arguments,
+    check_evaluation_snapshot,
+    freeze_evaluation,
+    non_negative_int,
+)
 
 
 class Command(BaseCommand):
@@ -73,15 +43,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
         parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
-        what = parser.add_mutually_exclusive_group()
-        what.add_argument("--freeze", action="store_true", help="store a snapshot; print its id")
-        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
-        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+        add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_or_fail(options["slug"])
         if options["check"] is not None:
-            check_snapshot(self, project, options["check"], "copa_eval")
+            check_evaluation_snapshot(self, project, options["check"], "copa_eval")
             return
         parameters = CopaEvalParameters(
             runs=tuple(options["run"]), people=options["people"], bootstrap=options["bootstrap"], seed=options["seed"]
@@ -91,7 +58,7 @@ class Command(BaseCommand):
         except (UnknownJudgeRun, WrongKind, ValueError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
         if options["freeze"]:
-            freeze(self, project, evaluation, options["title"])
+            freeze_evaluation(self, project, evaluation, options["title"])
             return
         text = render_evaluation(evaluation, options["format"])
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")

@@ -19,7 +19,7 @@ from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
 from validation.evaluations.human_scores import MAX_BYTES, TableError, parse_human_scores
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
-from validation.management.commands.copa_eval import check_snapshot, freeze
+from validation.management.commands._shared import add_snapshot_arguments, check_evaluation_snapshot, freeze_evaluation
 
 
 class Command(BaseCommand):
@@ -36,15 +36,12 @@ class Command(BaseCommand):
             help="CSV of dataset,score: reported human scores per source dataset (default: IntentGrasp Table 6)",
         )
         parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
-        what = parser.add_mutually_exclusive_group()
-        what.add_argument("--freeze", action="store_true", help="store a snapshot; print its id")
-        what.add_argument("--check", type=int, metavar="SNAPSHOT_ID", help="recompute a snapshot and compare")
-        parser.add_argument("--title", default="", help="title of the snapshot (with --freeze)")
+        add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_or_fail(options["slug"])
         if options["check"] is not None:
-            check_snapshot(self, project, options["check"], "mcq_eval")
+            check_evaluation_snapshot(self, project, options["check"], "mcq_eval")
             return
         table = None
         if options["human_scores"]:
@@ -65,7 +62,7 @@ class Command(BaseCommand):
         except (UnknownJudgeRun, WrongKind, ValueError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
         if options["freeze"]:
-            freeze(self, project, evaluation, options["title"])
+            freeze_evaluation(self, project, evaluation, options["title"])
             return
         text = render_evaluation(evaluation, options["format"])
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
