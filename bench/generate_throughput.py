@@ -32,7 +32,13 @@ from bench.common import (  # noqa: E402 - importable once the repository root i
     setup_django,
     stop_processes,
 )
-from bench.judge_throughput import cpu_seconds, start_server, start_workers  # noqa: E402
+from bench.judge_throughput import (  # noqa: E402
+    add_run_arguments,
+    cpu_seconds,
+    start_server,
+    start_workers,
+    wait_for_run,
+)
 
 SLUG = "bench-generate-ipqa"
 WARMUP_SLUG = "bench-generate-warmup"
@@ -60,7 +66,6 @@ def fresh_project(slug: str):
 
 def run_to_end(project, source: Path, *, concurrency: int, chunk_size: int, timeout: float):
     from judges.generation.services import generation_run_start
-    from judges.models import GenerationRun
     from judges.tasks import generation_run_dispatch
 
     started = time.perf_counter()
@@ -74,13 +79,7 @@ def run_to_end(project, source: Path, *, concurrency: int, chunk_size: int, time
         chunk_size=chunk_size,
     )
     generation_run_dispatch(run_id=run.pk)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = GenerationRun.objects.get(pk=run.pk)
-        if not run.is_active:
-            return run, time.perf_counter() - started
-        time.sleep(0.02)
-    raise SystemExit(f"run {run.pk} did not finish within {timeout:.0f} s ({run.done_count}/{run.total} done)")
+    return wait_for_run(run, started=started, timeout=timeout)
 
 
 def bench(records: int, workers: int, concurrency: int, chunk_size: int) -> None:
@@ -135,13 +134,8 @@ def bench(records: int, workers: int, concurrency: int, chunk_size: int) -> None
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=5_000)
-    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight per worker")
-    parser.add_argument("--chunk-size", type=int, default=100, help="records per Celery task")
+    add_run_arguments(parser, unit="records", default=5_000)
     args = parser.parse_args(argv)
-    if min(args.records, args.workers, args.concurrency, args.chunk_size) < 1:
-        parser.error("--records, --workers, --concurrency and --chunk-size must be at least 1")
     bench(args.records, args.workers, args.concurrency, args.chunk_size)
 
 

@@ -93,7 +93,6 @@ def fresh_project(slug: str, items: int):
 
 
 def run_to_end(project, *, concurrency: int, chunk_size: int, timeout: float) -> tuple[object, float]:
-    from judges.models import JudgeRun
     from judges.services import judge_get_or_create, judge_run_start
     from judges.tasks import judge_run_dispatch
 
@@ -101,13 +100,36 @@ def run_to_end(project, *, concurrency: int, chunk_size: int, timeout: float) ->
     started = time.perf_counter()
     run = judge_run_start(judge=judge, project=project, concurrency=concurrency, chunk_size=chunk_size)
     judge_run_dispatch(run_id=run.pk)
+    return wait_for_run(run, started=started, timeout=timeout)
+
+
+def wait_for_run(run, *, started: float, timeout: float) -> tuple[object, float]:
+    """Poll a judge or generation run until it ends: the run as it ended, and seconds since ``started``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        run = JudgeRun.objects.get(pk=run.pk)
+        run = type(run).objects.get(pk=run.pk)
         if not run.is_active:
             return run, time.perf_counter() - started
         time.sleep(0.02)
     raise SystemExit(f"run {run.pk} did not finish within {timeout:.0f} s ({run.done_count}/{run.total} done)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is below 1")
+    return number
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *, unit: str, default: int) -> None:
+    """The options both run benches take: how many ``unit``s, worker processes, requests in flight, chunk size."""
+    parser.add_argument(f"--{unit}", type=positive_int, default=default)
+    parser.add_argument("--workers", type=positive_int, default=2, help="Celery worker processes")
+    parser.add_argument("--concurrency", type=positive_int, default=32, help="requests in flight per worker")
+    parser.add_argument("--chunk-size", type=positive_int, default=100, help=f"{unit} per Celery task")
 
 
 def client_floor(base_url: str, *, concurrency: int, typed: bool = False) -> tuple[float, float]:
@@ -209,13 +231,8 @@ def bench(items: int, workers: int, concurrency: int, chunk_size: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight per worker")
-    parser.add_argument("--chunk-size", type=int, default=100, help="items per Celery task")
+    add_run_arguments(parser, unit="items", default=10_000)
     args = parser.parse_args(argv)
-    if min(args.items, args.workers, args.concurrency, args.chunk_size) < 1:
-        parser.error("--items, --workers, --concurrency and --chunk-size must be at least 1")
     bench(args.items, args.workers, args.concurrency, args.chunk_size)
 
 
