@@ -1,4 +1,4 @@
-"""What the import commands share: project lookup, progress on stderr, exit codes.
+"""What the project commands share: project lookup, project options, progress on stderr, exit codes.
 
 Exit codes are a contract (docs/cli.md): 0 success, 1 bad input, 2 usage error.
 """
@@ -10,10 +10,11 @@ import os
 import sys
 import time
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importing import import_job_run
-from annotation.models import ImportJob, Project
+from annotation.models import ImportJob, Project, SuggestionExposure
 
 BAD_INPUT = 1
 
@@ -23,6 +24,46 @@ def project_or_fail(slug: str) -> Project:
         return Project.objects.get(slug=slug)
     except Project.DoesNotExist:
         raise CommandError(f"no project with slug {slug!r}", returncode=BAD_INPUT) from None
+
+
+def add_exposure_arguments(parser, *, hide: bool) -> None:
+    """How annotators see LLM suggestions: ``--show-suggestions``, ``--randomise-suggestions P`` and,
+    where hidden is not already the default, ``--hide-suggestions``."""
+    exposure = parser.add_mutually_exclusive_group()
+    if hide:
+        exposure.add_argument("--hide-suggestions", action="store_true", help="hide LLM suggestions")
+    exposure.add_argument("--show-suggestions", action="store_true", help="show LLM suggestions to annotators")
+    exposure.add_argument(
+        "--randomise-suggestions",
+        type=float,
+        metavar="P",
+        help="show each suggestion with probability P per (item, annotator)",
+    )
+
+
+def chosen_exposure(options: dict) -> tuple[str, float | None] | None:
+    """The suggestion exposure the options ask for (and its probability when randomised), or None."""
+    if options.get("hide_suggestions"):
+        return SuggestionExposure.HIDDEN, None
+    if options["show_suggestions"]:
+        return SuggestionExposure.SHOWN, None
+    if options["randomise_suggestions"] is not None:
+        return SuggestionExposure.RANDOMISED, options["randomise_suggestions"]
+    return None
+
+
+def read_guidelines(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror}", returncode=BAD_INPUT) from None
+
+
+def refused(exc: ValidationError) -> CommandError:
+    """A refused project change as the command's error: one line per field."""
+    lines = [f"{field}: {'; '.join(messages)}" for field, messages in exc.message_dict.items()]
+    return CommandError("\n".join(lines), returncode=BAD_INPUT)
 
 
 class StderrProgress:

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.kinds import kind_choices
+from annotation.management.commands._base import add_exposure_arguments, chosen_exposure, read_guidelines, refused
 from annotation.models import Project, SuggestionExposure
 from annotation.services import project_create
 
@@ -17,14 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="")
         parser.add_argument("--overlap", type=int, default=2, help="distinct annotators per item (k)")
         parser.add_argument("--guidelines", default="", help="a Markdown file shown to annotators")
-        exposure = parser.add_mutually_exclusive_group()
-        exposure.add_argument("--show-suggestions", action="store_true", help="show LLM suggestions to annotators")
-        exposure.add_argument(
-            "--randomise-suggestions",
-            type=float,
-            metavar="P",
-            help="show each suggestion with probability P per (item, annotator)",
-        )
+        add_exposure_arguments(parser, hide=False)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
             "--adjudication-rules",
@@ -43,18 +37,8 @@ class Command(BaseCommand):
     def handle(self, *args, **o) -> None:
         if Project.objects.filter(slug=o["slug"]).exists():
             raise CommandError(f"a project with slug {o['slug']!r} already exists", returncode=1)
-        guidelines = ""
-        if o["guidelines"]:
-            try:
-                with open(o["guidelines"], encoding="utf-8-sig") as handle:
-                    guidelines = handle.read()
-            except OSError as exc:
-                raise CommandError(f"cannot read {o['guidelines']}: {exc.strerror}", returncode=1) from None
-        exposure, probability = SuggestionExposure.HIDDEN, 0.5
-        if o["show_suggestions"]:
-            exposure = SuggestionExposure.SHOWN
-        elif o["randomise_suggestions"] is not None:
-            exposure, probability = SuggestionExposure.RANDOMISED, o["randomise_suggestions"]
+        guidelines = read_guidelines(o["guidelines"]) if o["guidelines"] else ""
+        exposure, probability = chosen_exposure(o) or (SuggestionExposure.HIDDEN, None)
         try:
             project = project_create(
                 slug=o["slug"],
@@ -63,12 +47,11 @@ class Command(BaseCommand):
                 overlap=o["overlap"],
                 guidelines=guidelines,
                 suggestion_exposure=exposure,
-                suggestion_probability=probability,
+                suggestion_probability=0.5 if probability is None else probability,
                 seed=o["seed"],
                 qualification_rate=o["qualification_rate"],
                 adjudication_rules=o["adjudication_rules"],
             )
         except ValidationError as exc:
-            lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
-            raise CommandError("\n".join(lines), returncode=1) from None
+            raise refused(exc) from None
         self.stdout.write(json.dumps({"project": project.slug, "kind": project.kind, "id": project.pk}))

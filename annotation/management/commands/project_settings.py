@@ -4,8 +4,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.kinds import kind_choices
-from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from annotation.models import SuggestionExposure
+from annotation.management.commands._base import (
+    add_exposure_arguments,
+    chosen_exposure,
+    project_or_fail,
+    read_guidelines,
+    refused,
+)
 from annotation.services import project_update
 
 NO_CHANGES = "nothing to change: give at least one setting (see --help)"
@@ -23,15 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=[name for name, _ in kind_choices()])
         parser.add_argument("--overlap", type=int, metavar="K", help="distinct annotators per item (k)")
         parser.add_argument("--guidelines", metavar="FILE", help="a Markdown file shown to annotators")
-        exposure = parser.add_mutually_exclusive_group()
-        exposure.add_argument("--hide-suggestions", action="store_true", help="hide LLM suggestions")
-        exposure.add_argument("--show-suggestions", action="store_true", help="show LLM suggestions to annotators")
-        exposure.add_argument(
-            "--randomise-suggestions",
-            type=float,
-            metavar="P",
-            help="show each suggestion with probability P per (item, annotator)",
-        )
+        add_exposure_arguments(parser, hide=True)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--qualification-rate", type=float, metavar="R")
         rules = parser.add_mutually_exclusive_group()
@@ -46,18 +43,11 @@ class Command(BaseCommand):
             name: o[name] for name in ("title", "kind", "overlap", "seed", "qualification_rate") if o[name] is not None
         }
         if o["guidelines"]:
-            try:
-                with open(o["guidelines"], encoding="utf-8-sig") as handle:
-                    changes["guidelines"] = handle.read()
-            except OSError as exc:
-                raise CommandError(f"cannot read {o['guidelines']}: {exc.strerror}", returncode=BAD_INPUT) from None
-        if o["hide_suggestions"]:
-            changes["suggestion_exposure"] = SuggestionExposure.HIDDEN
-        elif o["show_suggestions"]:
-            changes["suggestion_exposure"] = SuggestionExposure.SHOWN
-        elif o["randomise_suggestions"] is not None:
-            changes["suggestion_exposure"] = SuggestionExposure.RANDOMISED
-            changes["suggestion_probability"] = o["randomise_suggestions"]
+            changes["guidelines"] = read_guidelines(o["guidelines"])
+        if exposure := chosen_exposure(o):
+            changes["suggestion_exposure"], probability = exposure
+            if probability is not None:
+                changes["suggestion_probability"] = probability
         if o["adjudication_rules"] is not None:
             changes["adjudication_rules"] = o["adjudication_rules"]
         elif o["default_adjudication"]:
@@ -67,6 +57,5 @@ class Command(BaseCommand):
         try:
             project = project_update(project=project, **changes)
         except ValidationError as exc:
-            lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
-            raise CommandError("\n".join(lines), returncode=BAD_INPUT) from None
+            raise refused(exc) from None
         self.stdout.write(json.dumps({"project": project.slug, "changed": sorted(changes)}))
