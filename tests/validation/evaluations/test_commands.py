@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -253,3 +255,22 @@ class BuildMcqTests:
         first = [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert len(first) == 6 and first == [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert first != [r["external_id"] for r in mcq_instances(labels, seed=2, max_per_dataset=6)]
+
+
+def assert_pdflatex_compiles(latex: str, folder: Path) -> None:
+    """The tables compile in a minimal article with booktabs, as a paper would include them."""
+    document = folder / "t.tex"
+    document.write_text(
+        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        + latex
+        + "\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]

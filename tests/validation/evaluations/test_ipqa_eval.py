@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -16,7 +15,11 @@ from annotation.models import Item, Role
 from annotation.services import membership_add
 from judges.prompting import get_prompt
 from tests.validation.conftest import add_items, annotate, suggest
-from tests.validation.evaluations.test_commands import assert_well_formed_booktabs, run_command
+from tests.validation.evaluations.test_commands import (
+    assert_pdflatex_compiles,
+    assert_well_formed_booktabs,
+    run_command,
+)
 from validation.evaluations.ipqa_eval import NO_ITEMS, item_score, macro_scores, maximum_matching
 from validation.evaluations.ipqa_pairs import pair_external_id
 from validation.reports import ReportParameters, build_report
@@ -283,21 +286,7 @@ class IpqaEvalPageTests:
 def test_the_ipqa_eval_latex_table_compiles_with_booktabs(ipqa, tmp_path):
     _, _, run, predictions, _ = ipqa
     latex = run_command("ipqa_eval", "ipqa", "--predictions", predictions, "--run", str(run.pk), "--format", "latex")
-    document = tmp_path / "t.tex"
-    document.write_text(
-        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
-        + latex
-        + "\n\\end{document}\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
+    assert_pdflatex_compiles(latex, tmp_path)
 
 
 # -- the ipqa_eval_match kind: its prompt, baseline and report -----------------------------------------

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
-from tests.validation.evaluations.test_commands import assert_well_formed_booktabs
+from tests.validation.evaluations.test_commands import assert_pdflatex_compiles, assert_well_formed_booktabs
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
 from validation.models import ReportSnapshot
@@ -77,18 +76,4 @@ def test_latex_tables_compile_with_booktabs(copa, tmp_path):
     )
     snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation)
     assert_well_formed_booktabs(snapshot.latex)
-    document = tmp_path / "t.tex"
-    document.write_text(
-        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
-        + snapshot.latex
-        + "\n\\end{document}\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
+    assert_pdflatex_compiles(snapshot.latex, tmp_path)
