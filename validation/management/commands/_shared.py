@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT
 from annotation.models import Project
+from validation.evaluations.base import render_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
 from validation.models import ReportSnapshot
 
@@ -79,3 +80,12 @@ def freeze_evaluation(command: BaseCommand, project: Project, evaluation: Any, t
     """``--freeze`` of a paper evaluation."""
     snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, title=title)
     command.stdout.write(frozen_json(project, snapshot))
+
+
+def write_evaluation(command: BaseCommand, project: Project, evaluation: Any, options: dict) -> None:
+    """A paper evaluation's output: a snapshot with ``--freeze``, else the tables in ``--format``."""
+    if options.get("freeze"):
+        freeze_evaluation(command, project, evaluation, options["title"])
+        return
+    text = render_evaluation(evaluation, options["format"])
+    command.stdout.write(text, ending="" if text.endswith("\n") else "\n")

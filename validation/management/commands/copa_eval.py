@@ -15,13 +15,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
+from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
 from validation.management.commands._shared import (
     add_snapshot_arguments,
     check_evaluation_snapshot,
-    freeze_evaluation,
     non_negative_int,
+    write_evaluation,
 )
 
 
@@ -57,8 +57,4 @@ class Command(BaseCommand):
             evaluation = copa_evaluation(project=project, parameters=parameters)
         except (UnknownJudgeRun, WrongKind, ValueError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
-        if options["freeze"]:
-            freeze_evaluation(self, project, evaluation, options["title"])
-            return
-        text = render_evaluation(evaluation, options["format"])
-        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+        write_evaluation(self, project, evaluation, options)

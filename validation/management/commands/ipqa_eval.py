@@ -22,11 +22,10 @@ from validation.evaluations.base import (
     UnknownJudgeRun,
     WrongKind,
     check_kind,
-    render_evaluation,
 )
 from validation.evaluations.ipqa_pairs import SOURCE_KIND, read_predictions
 from validation.evaluations.ipqa_report import IpqaEvalParameters, ipqa_evaluation
-from validation.management.commands._shared import non_negative_int
+from validation.management.commands._shared import non_negative_int, write_evaluation
 
 
 class Command(BaseCommand):
@@ -61,5 +60,4 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
         except OSError as exc:
             raise CommandError(f"cannot read {options['predictions']}: {exc.strerror}", returncode=BAD_INPUT) from None
-        text = render_evaluation(evaluation, options["format"])
-        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+        write_evaluation(self, project, evaluation, options)

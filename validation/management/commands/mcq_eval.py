@@ -16,10 +16,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind, render_evaluation
+from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind
 from validation.evaluations.human_scores import MAX_BYTES, TableError, parse_human_scores
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
-from validation.management.commands._shared import add_snapshot_arguments, check_evaluation_snapshot, freeze_evaluation
+from validation.management.commands._shared import add_snapshot_arguments, check_evaluation_snapshot, write_evaluation
 
 
 class Command(BaseCommand):
@@ -61,8 +61,4 @@ class Command(BaseCommand):
             evaluation = mcq_evaluation(project=project, parameters=parameters)
         except (UnknownJudgeRun, WrongKind, ValueError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
-        if options["freeze"]:
-            freeze_evaluation(self, project, evaluation, options["title"])
-            return
-        text = render_evaluation(evaluation, options["format"])
-        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+        write_evaluation(self, project, evaluation, options)
