@@ -87,6 +87,7 @@ def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpRespons
         "item": item,
         "payload": item.payload,
         "blank_form": kind.form_context(payload=item.payload, value=None, peers=[]),
+        "hidden": kind.hidden_values(item.payload),
         "detail": item_detail(project=project, item=item),
         "panels": item_panels(project=project, item=item, user=request.user, roles=roles),
     }

@@ -276,6 +276,19 @@ def visible_suggestion(*, assignment: Assignment):
     return suggestion_for_item(item=assignment.item)
 
 
+def rater_payload(*, assignment: Assignment) -> dict:
+    """The item's payload as its rater may see it, on the workspace and through the API alike: what
+    the kind's form shows, plus the hidden fields the project reveals on purpose (blinding)."""
+    project = assignment.project
+    return project.task_kind.rater_payload(assignment.item.payload, revealed=project.revealed_fields)
+
+
+def rater_reference(assignment: Assignment) -> str:
+    """How a rater's pages name an item: their assignment's number. The item's external id is the
+    researcher's and may spell the condition (``copa-…-accepted``) or the key (``mcq-…-AddToPlaylist``)."""
+    return f"#{assignment.pk}"
+
+
 @dataclass(frozen=True)
 class AnnotatorStats:
     username: str
