@@ -38,7 +38,8 @@ class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at", "archived_at"]  # fmt: skip
+                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at",
+                  "archived_at"]  # fmt: skip
 
 
 class ProjectListApi(APIView):

@@ -60,7 +60,7 @@ class Project(models.Model):
         blank=True,
         help_text="Researchers-only fields of the task kind shown to raters on purpose; empty keeps raters blind.",
     )
-    #: Every change of ``revealed_fields``: [{"at": ISO time, "fields": [...]}], so reports can say when raters saw what.
+    #: Every change of ``revealed_fields`` as {"at": ISO time, "fields": [...]}: reports say when raters saw what.
     reveal_log = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

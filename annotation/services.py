@@ -171,7 +171,8 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     project.full_clean()
     if "revealed_fields" in changed:
         # Kept with the time, so a report can say which answers were given with a hidden field shown.
-        project.reveal_log = [*project.reveal_log, {"at": timezone.now().isoformat(), "fields": project.revealed_fields}]
+        change = {"at": timezone.now().isoformat(), "fields": project.revealed_fields}
+        project.reveal_log = [*project.reveal_log, change]
         changed.append("reveal_log")
     if changed:
         project.save(update_fields=changed)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -185,7 +184,7 @@ def _render_item(
         context.update(
             item_reference=rater_reference(assignment),
             payload=payload,
-            revealed=[(name.replace("_", " "), _as_text(payload[name])) for name in project.revealed_fields if name in payload],
+            revealed=_revealed(project, payload),
             value=value,
             suggestion=suggestion,
             idempotency_key=uuid.uuid4().hex,
@@ -201,8 +200,13 @@ def _render_item(
     return render(request, template, context, status=status)
 
 
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def _revealed(project: Project, payload: dict) -> list[tuple[str, str]]:
+    """(name, text) of each hidden field the project shows its raters on purpose."""
+    return [
+        (name.replace("_", " "), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for name in project.revealed_fields
+        if (value := payload.get(name)) is not None
+    ]
 
 
 @login_required

@@ -162,7 +162,9 @@ def rater_bodies(project, rater) -> list[tuple[str, str]]:
     resubmit = keep(
         "htmx submit of the edit, next item",
         page.post(
-            reverse("assignment_submit", args=[slug, first.pk]), form_data(edit.content.decode()), HTTP_HX_REQUEST="true"
+            reverse("assignment_submit", args=[slug, first.pk]),
+            form_data(edit.content.decode()),
+            HTTP_HX_REQUEST="true",
         ),
     )
     assert Annotation.objects.filter(item=first.item, rater=rater.username).count() == 2  # the form round-tripped
