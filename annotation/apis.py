@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -280,13 +280,23 @@ def visible_annotations(project: Project, roles: set[str], user):
     return annotations.filter(rater=user.username).annotate(rater_assignment=Subquery(own))
 
 
+def annotations_schema(*, many: bool = False) -> PolymorphicProxySerializer:
+    """The API schema of an annotation answer: by item for researchers and experts, by assignment for raters."""
+    return PolymorphicProxySerializer(
+        component_name="AnnotationForReader",
+        serializers=[AnnotationOutput, RaterAnnotationOutput],
+        resource_type_field_name=None,
+        many=many,
+    )
+
+
 def annotation_output(roles: set[str]) -> type[serializers.ModelSerializer]:
     """Researchers and experts read annotations by item; an annotator by their own assignment."""
     return AnnotationOutput if roles & SEES_ALL_VALUES else RaterAnnotationOutput
 
 
 class AnnotationListApi(APIView):
-    @extend_schema(responses=AnnotationOutput(many=True))
+    @extend_schema(responses=annotations_schema(many=True))
     def get(self, request, slug: str):
         project, roles = member_project(request, slug)
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
@@ -296,7 +306,7 @@ class AnnotationListApi(APIView):
 
 
 class AnnotationDetailApi(APIView):
-    @extend_schema(responses=AnnotationOutput)
+    @extend_schema(responses=annotations_schema())
     def get(self, request, annotation_id: int):
         project_id = Annotation.objects.filter(pk=annotation_id).values("project_id")
         project = Project.objects.filter(pk=Subquery(project_id)).first()

@@ -257,6 +257,12 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.status})"
 
+    @property
+    def rater_reference(self) -> str:
+        """How a rater's pages name the item: their assignment's number. The item's external id is the
+        researcher's and may spell the condition (``copa-…-accepted``) or the key (``mcq-…-addtoplaylist``)."""
+        return f"#{self.pk}"
+
 
 class AnnotatorState(models.Model):
     """Where an annotator is in the project's item order, and how many items they have been served."""

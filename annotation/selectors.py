@@ -283,12 +283,6 @@ def rater_payload(*, assignment: Assignment) -> dict:
     return project.task_kind.rater_payload(assignment.item.payload, revealed=project.revealed_fields)
 
 
-def rater_reference(assignment: Assignment) -> str:
-    """How a rater's pages name an item: their assignment's number. The item's external id is the
-    researcher's and may spell the condition (``copa-…-accepted``) or the key (``mcq-…-AddToPlaylist``)."""
-    return f"#{assignment.pk}"
-
-
 @dataclass(frozen=True)
 class AnnotatorStats:
     username: str

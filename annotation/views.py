@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from django import forms
@@ -47,7 +46,6 @@ from annotation.selectors import (
     project_summary,
     projects_for_user,
     rater_payload,
-    rater_reference,
     visible_suggestion,
 )
 from annotation.services import import_job_create
@@ -182,7 +180,7 @@ def _render_item(
         # The rater's copy of the payload only (blinding): the form cannot show what it is not given.
         payload = rater_payload(assignment=assignment)
         context.update(
-            item_reference=rater_reference(assignment),
+            item_reference=assignment.rater_reference,
             payload=payload,
             revealed=_revealed(project, payload),
             value=value,
@@ -200,13 +198,9 @@ def _render_item(
     return render(request, template, context, status=status)
 
 
-def _revealed(project: Project, payload: dict) -> list[tuple[str, str]]:
-    """(name, text) of each hidden field the project shows its raters on purpose."""
-    return [
-        (name.replace("_", " "), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-        for name in project.revealed_fields
-        if (value := payload.get(name)) is not None
-    ]
+def _revealed(project: Project, payload: dict) -> list[tuple[str, object]]:
+    """(name, value) of each hidden field the project shows its raters on purpose."""
+    return [(name.replace("_", " "), payload[name]) for name in project.revealed_fields if name in payload]
 
 
 @login_required
@@ -267,7 +261,7 @@ def _after_edit(
 ) -> HttpResponse:
     """A saved edit leaves the edit page: back to the history it came from, or on to the next item.
     htmx swaps only the item panel, so the history (a whole page) is reached by a full navigation."""
-    notice = EDIT_SAVED.format(item=rater_reference(assignment))
+    notice = EDIT_SAVED.format(item=assignment.rater_reference)
     if return_to == "history":
         messages.success(request, notice)
         history = reverse("annotation_history", args=[project.slug])

@@ -251,7 +251,6 @@ def blinding_lines(kind) -> list[str]:
     return lines
 
 
-
 def kind_section(kind) -> list[str]:
     items, annotations = item_records(kind), annotation_records(kind)
     item_header = ["external_id", *kind.payload_fields, "gold"]
