@@ -29,7 +29,9 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ["kind", "suggestion_exposure", ("archived_at", admin.EmptyFieldListFilter)]
     search_fields = ["slug", "title"]
     raw_id_fields = ["created_by"]
-    readonly_fields = ["created_at"]
+    # Revealing a hidden field goes through project_update (Settings page, command, API), which logs
+    # it for the report: the admin only shows it.
+    readonly_fields = ["created_at", "revealed_fields", "reveal_log"]
     inlines = [MembershipInline]
 
 

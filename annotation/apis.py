@@ -9,9 +9,9 @@ from pathlib import Path
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Subquery
+from django.db.models import OuterRef, Subquery
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -21,8 +21,8 @@ from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, proje
 from annotation.assignments import assignment_claim_next, assignment_for_user, assignment_skip, assignment_submit
 from annotation.importing import import_items
 from annotation.kinds import kind_choices
-from annotation.models import Annotation, Item, Project, Role, SuggestionExposure
-from annotation.selectors import project_roles, projects_for_user, visible_suggestion
+from annotation.models import Annotation, Assignment, Item, Project, Role, SuggestionExposure
+from annotation.selectors import project_roles, projects_for_user, rater_payload, visible_suggestion
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
@@ -38,7 +38,8 @@ class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "created_at", "archived_at"]  # fmt: skip
+                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at",
+                  "archived_at"]  # fmt: skip
 
 
 class ProjectListApi(APIView):
@@ -100,6 +101,10 @@ class ProjectDetailApi(APIView):
         seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False)
         qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
         adjudication_rules = serializers.JSONField(required=False, allow_null=True)
+        revealed_fields = serializers.ListField(
+            child=serializers.CharField(max_length=100), max_length=50, required=False,
+            help_text="Fields the task kind hides from raters to show them on purpose (docs/formats.md); [] hides all.",
+        )  # fmt: skip
         archived = serializers.BooleanField(required=False)
 
     @extend_schema(responses=ProjectOutput)
@@ -164,10 +169,20 @@ class ItemListApi(APIView):
         return Response({"imported": result.imported}, status=status.HTTP_201_CREATED)
 
 
+class RaterItemOutput(serializers.Serializer):
+    """An item as its rater sees it (blinding): the fields the kind's form shows, and those the project
+    reveals on purpose. No external or database id: a researcher's id can spell the condition or the key."""
+
+    class Meta:
+        ref_name = "RaterItem"
+
+    payload = serializers.JSONField()
+
+
 class AssignmentOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
-    item = ItemOutput()
+    item = RaterItemOutput()
     suggestion = serializers.JSONField(
         allow_null=True, help_text="The LLM suggestion, only where the project shows it."
     )
@@ -178,7 +193,7 @@ def assignment_data(assignment) -> dict:
     return {
         "id": assignment.pk,
         "status": assignment.status,
-        "item": ItemOutput(assignment.item).data,
+        "item": {"payload": rater_payload(assignment=assignment)},
         "suggestion": None
         if suggestion is None
         else {"value": suggestion.value, "backend": suggestion.run.judge.backend},
@@ -204,6 +219,18 @@ class AnnotationOutput(serializers.ModelSerializer):
                   "created_at"]  # fmt: skip
 
 
+class RaterAnnotationOutput(serializers.ModelSerializer):
+    """An annotation as its rater reads it back: the item named by the rater's assignment, never by
+    the researcher's external id (see RaterItemOutput)."""
+
+    assignment = serializers.IntegerField(source="rater_assignment", allow_null=True, read_only=True)
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "assignment", "rater", "version", "value", "source", "suggestion_visible", "seconds_on_item",
+                  "created_at"]  # fmt: skip
+
+
 class AssignmentSubmitApi(APIView):
     class Input(serializers.Serializer):
         class Meta:
@@ -212,7 +239,7 @@ class AssignmentSubmitApi(APIView):
         value = serializers.JSONField()
         idempotency_key = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
 
-    @extend_schema(request=Input, responses={201: AnnotationOutput})
+    @extend_schema(request=Input, responses={201: RaterAnnotationOutput})
     def post(self, request, assignment_id: int):
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
         data = self.Input(data=request.data)
@@ -223,7 +250,8 @@ class AssignmentSubmitApi(APIView):
             idempotency_key=data.validated_data["idempotency_key"],
             suggestion_visible=visible_suggestion(assignment=assignment) is not None,
         )
-        return Response(AnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)
+        annotation.rater_assignment = assignment.pk
+        return Response(RaterAnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)
 
 
 class AssignmentSkipApi(APIView):
@@ -243,23 +271,42 @@ class AssignmentSkipApi(APIView):
 
 
 def visible_annotations(project: Project, roles: set[str], user):
-    """Researchers and experts see every rater's values; an annotator only their own (blinding)."""
+    """Researchers and experts see every rater's values; an annotator only their own (blinding), each
+    with the number of their assignment to the item (``rater_assignment``)."""
     annotations = Annotation.objects.filter(project=project).select_related("item")
-    return annotations if roles & SEES_ALL_VALUES else annotations.filter(rater=user.username)
+    if roles & SEES_ALL_VALUES:
+        return annotations
+    own = Assignment.objects.filter(item=OuterRef("item"), annotator=user).values("pk")[:1]
+    return annotations.filter(rater=user.username).annotate(rater_assignment=Subquery(own))
+
+
+def annotations_schema(*, many: bool = False) -> PolymorphicProxySerializer:
+    """The API schema of an annotation answer: by item for researchers and experts, by assignment for raters."""
+    return PolymorphicProxySerializer(
+        component_name="AnnotationForReader",
+        serializers=[AnnotationOutput, RaterAnnotationOutput],
+        resource_type_field_name=None,
+        many=many,
+    )
+
+
+def annotation_output(roles: set[str]) -> type[serializers.ModelSerializer]:
+    """Researchers and experts read annotations by item; an annotator by their own assignment."""
+    return AnnotationOutput if roles & SEES_ALL_VALUES else RaterAnnotationOutput
 
 
 class AnnotationListApi(APIView):
-    @extend_schema(responses=AnnotationOutput(many=True))
+    @extend_schema(responses=annotations_schema(many=True))
     def get(self, request, slug: str):
         project, roles = member_project(request, slug)
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         rows = visible_annotations(project, roles, request.user).order_by("pk")
         page = paginator.paginate_queryset(rows, request, view=self)
-        return paginator.get_paginated_response(AnnotationOutput(page, many=True).data)
+        return paginator.get_paginated_response(annotation_output(roles)(page, many=True).data)
 
 
 class AnnotationDetailApi(APIView):
-    @extend_schema(responses=AnnotationOutput)
+    @extend_schema(responses=annotations_schema())
     def get(self, request, annotation_id: int):
         project_id = Annotation.objects.filter(pk=annotation_id).values("project_id")
         project = Project.objects.filter(pk=Subquery(project_id)).first()
@@ -269,4 +316,4 @@ class AnnotationDetailApi(APIView):
         annotation = visible_annotations(project, roles, request.user).filter(pk=annotation_id).first()
         if annotation is None:  # someone else's value: as if it did not exist
             raise Http404("no such annotation")
-        return Response(AnnotationOutput(annotation).data)
+        return Response(annotation_output(roles)(annotation).data)

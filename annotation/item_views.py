@@ -85,8 +85,10 @@ def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpRespons
         "project": project,
         "kind": kind,
         "item": item,
-        "payload": item.payload,
+        # The forms show the item as its raters see it; the fields kept from them are listed apart.
+        "payload": kind.rater_payload(item.payload, revealed=project.revealed_fields),
         "blank_form": kind.form_context(payload=item.payload, value=None, peers=[]),
+        "hidden": kind.hidden_values(item.payload),
         "detail": item_detail(project=project, item=item),
         "panels": item_panels(project=project, item=item, user=request.user, roles=roles),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -53,6 +54,14 @@ class Project(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Share of served items that are qualification items with a known answer.",
     )
+    #: Fields the kind hides from raters that this project shows them on purpose (blinding is the default).
+    revealed_fields = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Researchers-only fields of the task kind shown to raters on purpose; empty keeps raters blind.",
+    )
+    #: Every change of ``revealed_fields`` as {"at": ISO time, "fields": [...]}: reports say when raters saw what.
+    reveal_log = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     #: Set when a researcher archives the project: hidden from annotators, no new claims, data and exports kept.
@@ -78,6 +87,9 @@ class Project(models.Model):
     def clean(self) -> None:
         if self.kind not in dict(kind_choices()):
             raise ValidationError({"kind": f"unknown task kind {self.kind!r}; choose one of {dict(kind_choices())}"})
+        problem = revealed_fields_problem(self.revealed_fields, kind=self.task_kind)
+        if problem:
+            raise ValidationError({"revealed_fields": problem})
         if self.adjudication_rules is not None:
             # The rules belong to adjudication, a higher layer: it registers their check (annotation.hooks).
             try:
@@ -88,6 +100,20 @@ class Project(models.Model):
     @property
     def task_kind(self):
         return get_kind(self.kind)
+
+
+REVEAL_NOT_A_LIST = "must be a list of field names"
+REVEAL_UNKNOWN = "{fields}: not a field this task kind hides from raters (it may reveal: {allowed})"
+
+
+def revealed_fields_problem(fields: Any, *, kind: Any) -> str:
+    """Why ``fields`` cannot be a project's revealed fields for ``kind``; "" when it can."""
+    if not isinstance(fields, list) or not all(isinstance(name, str) for name in fields):
+        return REVEAL_NOT_A_LIST
+    unknown = [name for name in fields if name not in kind.revealable_fields]
+    if unknown:
+        return REVEAL_UNKNOWN.format(fields=", ".join(unknown), allowed=", ".join(kind.revealable_fields) or "none")
+    return ""
 
 
 class Membership(models.Model):
@@ -230,6 +256,12 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.status})"
+
+    @property
+    def rater_reference(self) -> str:
+        """How a rater's pages name the item: their assignment's number. The item's external id is the
+        researcher's and may spell the condition (``copa-…-accepted``) or the key (``mcq-…-addtoplaylist``)."""
+        return f"#{self.pk}"
 
 
 class AnnotatorState(models.Model):

@@ -149,6 +149,15 @@ class ProjectForm(forms.Form):
         if project is None:
             return
         del self.fields["slug"]
+        kind = project.task_kind
+        self.fields["revealed_fields"] = forms.MultipleChoiceField(
+            required=False,
+            choices=[(name, f"{name}: {kind.hidden_fields[name]}") for name in kind.revealable_fields],
+            widget=forms.CheckboxSelectMultiple,
+            label="Show raters on purpose",
+            help_text="Fields this task kind keeps from raters (researchers only). Leave all unticked to keep "
+            "raters blind; the agreement report says when raters saw one.",
+        )
         rules = project.adjudication_rules
         self.initial = {
             "title": project.title,
@@ -159,6 +168,7 @@ class ProjectForm(forms.Form):
             "suggestion_probability": project.suggestion_probability,
             "seed": project.seed,
             "qualification_rate": project.qualification_rate,
+            "revealed_fields": project.revealed_fields,
             "adjudication": "default" if rules is None else "custom",
             **{
                 f"adj_{name}": value
@@ -205,6 +215,7 @@ class ProjectForm(forms.Form):
             "seed": data["seed"],
             "qualification_rate": data["qualification_rate"],
             "adjudication_rules": rules,
+            **({"revealed_fields": data["revealed_fields"]} if "revealed_fields" in self.fields else {}),
         }
 
     def add_service_errors(self, exc: ValidationError) -> None:

@@ -276,6 +276,13 @@ def visible_suggestion(*, assignment: Assignment):
     return suggestion_for_item(item=assignment.item)
 
 
+def rater_payload(*, assignment: Assignment) -> dict:
+    """The item's payload as its rater may see it, on the workspace and through the API alike: what
+    the kind's form shows, plus the hidden fields the project reveals on purpose (blinding)."""
+    project = assignment.project
+    return project.task_kind.rater_payload(assignment.item.payload, revealed=project.revealed_fields)
+
+
 @dataclass(frozen=True)
 class AnnotatorStats:
     username: str

@@ -57,6 +57,7 @@ PROJECT_SETTINGS = (
     "seed",
     "qualification_rate",
     "adjudication_rules",
+    "revealed_fields",
 )
 
 
@@ -148,6 +149,9 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     unknown = sorted(set(changes) - set(PROJECT_SETTINGS))
     if unknown:
         raise TypeError(f"not a project setting: {', '.join(unknown)}")
+    revealed = changes.get("revealed_fields")
+    if isinstance(revealed, list | tuple) and all(isinstance(name, str) for name in revealed):
+        changes["revealed_fields"] = sorted(set(revealed))  # one spelling per set, so "no change" is seen
     project = Project.objects.select_for_update().get(pk=project.pk)
     locks = project_setting_locks(project=project)
     errors: dict[str, str] = {}
@@ -165,6 +169,11 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     for name in changed:
         setattr(project, name, changes[name])
     project.full_clean()
+    if "revealed_fields" in changed:
+        # Kept with the time, so a report can say which answers were given with a hidden field shown.
+        change = {"at": timezone.now().isoformat(), "fields": project.revealed_fields}
+        project.reveal_log = [*project.reveal_log, change]
+        changed.append("reveal_log")
     if changed:
         project.save(update_fields=changed)
     if "overlap" in changed:

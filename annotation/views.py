@@ -45,6 +45,7 @@ from annotation.selectors import (
     project_roles,
     project_summary,
     projects_for_user,
+    rater_payload,
     visible_suggestion,
 )
 from annotation.services import import_job_create
@@ -176,14 +177,17 @@ def _render_item(
         suggestion = visible_suggestion(assignment=assignment)
         if suggestion is not None and value is None and not editing:
             value = suggestion.value
+        # The rater's copy of the payload only (blinding): the form cannot show what it is not given.
+        payload = rater_payload(assignment=assignment)
         context.update(
-            item=assignment.item,
-            payload=assignment.item.payload,
+            item_reference=assignment.rater_reference,
+            payload=payload,
+            revealed=_revealed(project, payload),
             value=value,
             suggestion=suggestion,
             idempotency_key=uuid.uuid4().hex,
             form=project.task_kind.form_context(
-                payload=assignment.item.payload,
+                payload=payload,
                 value=value,
                 peers=peer_values(item=assignment.item, user=request.user)
                 if project.task_kind.peers_visible_to(roles)
@@ -192,6 +196,11 @@ def _render_item(
         )
     template = "annotation/workspace.html#item" if request.htmx else "annotation/workspace.html"
     return render(request, template, context, status=status)
+
+
+def _revealed(project: Project, payload: dict) -> list[tuple[str, object]]:
+    """(name, value) of each hidden field the project shows its raters on purpose."""
+    return [(name.replace("_", " "), payload[name]) for name in project.revealed_fields if name in payload]
 
 
 @login_required
@@ -252,7 +261,7 @@ def _after_edit(
 ) -> HttpResponse:
     """A saved edit leaves the edit page: back to the history it came from, or on to the next item.
     htmx swaps only the item panel, so the history (a whole page) is reached by a full navigation."""
-    notice = EDIT_SAVED.format(item=assignment.item.external_id)
+    notice = EDIT_SAVED.format(item=assignment.rater_reference)
     if return_to == "history":
         messages.success(request, notice)
         history = reverse("annotation_history", args=[project.slug])

@@ -231,6 +231,26 @@ def _error_lines(kind, records: list[dict]) -> list[str]:
 # -- the page ------------------------------------------------------------------------------------
 
 
+def blinding_lines(kind) -> list[str]:
+    """What raters see of an item and what stays with researchers (``rater_fields``, ``hidden_fields``)."""
+    undeclared = kind.undeclared_payload_fields()
+    if undeclared:
+        raise LookupError(
+            f"kind {kind.name!r} neither shows nor hides {', '.join(undeclared)}: "
+            "add each to its rater_fields or, with the reason, to its hidden_fields"
+        )
+    shown = ", ".join(f"`{path}`" for path in kind.rater_fields)
+    lines = ["", "Hidden from raters:", ""]
+    lines += [f"- `{path}`: {reason}" for path, reason in kind.hidden_fields.items()]
+    lines += [
+        "",
+        f"Annotators' pages and API show only {shown} (and name the item by their assignment, never by its "
+        "`external_id`). A project may show a hidden top-level field on purpose (`revealed_fields`; "
+        "see docs/security.md).",
+    ]
+    return lines
+
+
 def kind_section(kind) -> list[str]:
     items, annotations = item_records(kind), annotation_records(kind)
     item_header = ["external_id", *kind.payload_fields, "gold"]
@@ -239,6 +259,7 @@ def kind_section(kind) -> list[str]:
     lines += field_table(kind.name, kind.payload_schema)
     if kind.payload_rule_notes:
         lines += ["", "Also checked:", "", *[f"- {rule}" for rule in kind.payload_rule_notes]]
+    lines += blinding_lines(kind)
     lines += ["", "### Annotation value (and `gold`)", ""]
     lines += value_tables(kind.name, kind.value_schema)
     if kind.value_rule_notes:

@@ -83,6 +83,7 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         "takes": takes,
         "taken": (LLM_COLUMN if taken == TAKE_LLM else taken) if prefill is not None else None,
         "form": kind.form_context(payload=item.payload, value=shown, peers=[]),
+        "hidden": kind.hidden_values(item.payload),
     }
     return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
 

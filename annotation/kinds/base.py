@@ -32,6 +32,7 @@ from jsonschema.exceptions import ValidationError as SchemaError
 
 from annotation import csvcells, jsonsafe
 from annotation.errors import FieldError
+from annotation.kinds import blinding
 
 #: Where each kind's folder lives, and its form script in it (served by annotation.kinds.finders).
 KINDS_DIR = Path(__file__).resolve().parent
@@ -391,6 +392,48 @@ class TaskKind:
             if value.get(name):
                 lines.append(ValueLine(name, name.replace("_", " ").capitalize(), str(value[name]), free_text=True))
         return lines
+
+    # -- blinding: what of an item a rater sees -----------------------------------------------------
+    #: The payload paths the kind's form shows (``a``, ``a.b``, ``a[].b``; see annotation.kinds.blinding).
+    #: The annotator's payload, on every page and API response a rater reaches, holds these and nothing else.
+    rater_fields: ClassVar[tuple[str, ...]] = ()
+    #: Payload paths for researchers only, each with the reason raters must not see it: they never
+    #: reach a rater unless the project reveals one on purpose (``Project.revealed_fields``). Every
+    #: field of ``payload_schema`` is either shown (``rater_fields``) or hidden here, with its reason.
+    hidden_fields: ClassVar[dict[str, str]] = {}
+
+    @property
+    def revealable_fields(self) -> list[str]:
+        """Hidden fields a project may show to its raters on purpose: the top-level ones."""
+        return [path for path in self.hidden_fields if "." not in path and blinding.EACH not in path]
+
+    @cached_property
+    def _rater_tree(self) -> blinding.PathTree:
+        return blinding.path_tree(self.rater_fields)
+
+    def rater_payload(self, payload: dict, *, revealed: Iterable[str] = ()) -> dict:
+        """The payload as a rater may see it: the shown fields only, plus the hidden top-level fields
+        the project reveals on purpose (names not in ``revealable_fields`` are ignored)."""
+        shown = blinding.keep_paths(payload, self._rater_tree) if isinstance(payload, dict) else {}
+        for name in revealed:
+            if name in self.revealable_fields and name in payload:
+                shown[name] = payload[name]
+        return shown
+
+    def hidden_values(self, payload: dict) -> list[tuple[str, str, Any]]:
+        """(path, reason, value) of each hidden field the payload has: what researchers and experts
+        see beside the form on the item page and in adjudication."""
+        reasons = self.hidden_fields
+        return [(path, reasons[path], value) for path, value in blinding.hidden_values(payload, reasons)]
+
+    def undeclared_payload_fields(self) -> list[str]:
+        """Payload fields neither shown nor hidden (the kind has not decided): should be empty."""
+        declared = [*self.rater_fields, *self.hidden_fields]
+        return [
+            field
+            for field in blinding.schema_leaves(self.payload_schema)
+            if not any(blinding.covers(path, field) for path in declared)
+        ]
 
     # -- the annotator's form ---------------------------------------------------------------------
     #: How the form names the value's fields ("verdict": "Pass or Fail"); others read as their names.

@@ -1,6 +1,7 @@
 """Template helpers: Markdown rendered safely, and small lookups the kind forms need."""
 
 import functools
+import json
 import re
 import secrets
 import threading
@@ -150,6 +151,12 @@ def pace_chart(pace, height: int = 120, bar: int = 14, gap: int = 4) -> str:
         f'<svg class="pace-chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'role="img" aria-label="{label}">{"".join(bars)}</svg>'
     )
+
+
+@register.filter
+def field_text(value) -> str:
+    """A payload field as text: strings as they are, anything else as indented JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
 
 
 @register.filter

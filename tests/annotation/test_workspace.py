@@ -112,7 +112,8 @@ class WorkspaceTests:
         _, assignment = open_item(client, project)
         submit(client, project, assignment, SCORES)
         history = client.get(reverse("annotation_history", args=[project.slug]))
-        assert assignment.item.external_id in history.content.decode()
+        # Named by the rater's assignment: the researcher's external id never reaches a rater (blinding).
+        assert f"<code>#{assignment.pk}</code>" in history.content.decode()
         edit = client.get(reverse("annotation_edit", args=[project.slug, assignment.pk]))
         page = edit.content.decode()
         # Prefilled with the latest value: exactly the six chosen points, nothing else.

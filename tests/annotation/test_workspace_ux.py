@@ -158,7 +158,7 @@ class SkippedItemsTests:
         client.post(url("assignment_skip", project, second.pk), {"reason": "not in English"})
         page = client.get(url("annotation_history", project)).content.decode()
         assert "Cognitive Trust: 2 Full · Situational Anchoring: 2 Full" in page  # the answer given, on one line
-        assert second.item.external_id in page and "not in English" in page
+        assert f"<code>#{second.pk}</code>" in page and "not in English" in page
         assert f'action="{url("assignment_unskip", project, second.pk)}"' in page and "Answer now" in page
 
     def test_answer_now_reopens_the_skipped_item_and_serves_it_next(self, client, team):

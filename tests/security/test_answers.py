@@ -48,7 +48,7 @@ class IdempotencyKeyTests:
         assert b_answer.json()["rater"] == "b" and b_answer.json()["value"] == b_value
         stored = dict(Annotation.objects.filter(project=project).values_list("rater", "value"))
         assert stored == {"a": COPA.example_value(), "b": b_value}
-        assert Annotation.objects.get(rater="b").item.external_id == second["item"]["external_id"]
+        assert Annotation.objects.get(rater="b").item.assignments.get(annotator=people["b"]).pk == second["id"]
 
     def test_a_repeated_key_from_the_same_rater_stores_one_version(self, make_project, make_user, tmp_path):
         project, people = project_with_people(make_project, make_user, tmp_path, COPA, ("a", Role.ANNOTATOR))

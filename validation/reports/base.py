@@ -265,6 +265,8 @@ class ReportContext:
     judge: JudgeInfo | None
     #: Inputs besides the ratings, by the loader's name (``ReportBuilder.inputs``).
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    #: When raters saw a field their kind hides from them (the project revealed it): one line each.
+    blinding_notes: tuple[str, ...] = ()
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -490,7 +492,7 @@ def dimension_table(ctx: ReportContext) -> Table:
         columns=("Dimension", "Units", "Raters", *(c[1] for c in columns)),
         latex_columns=("Dimension", "Units", "Raters", *(c[2] for c in columns)),
         rows=tuple(rows),
-        notes=_dimension_notes(ctx),
+        notes=(*ctx.blinding_notes, *_dimension_notes(ctx)),
         column_groups=(
             ("", 2),
             ("Among people", len(_DIMENSION_COLUMNS)),

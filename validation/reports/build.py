@@ -11,13 +11,15 @@ import hashlib
 import json
 import platform
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
 from typing import Any
 
 import numpy as np
+from django.db.models import Q
 from django.utils.module_loading import import_string
 
 from annotation.errors import ConcordError
@@ -265,6 +267,43 @@ INPUT_LOADERS: dict[str, Callable[[ReportSource], LoadedInput]] = {
 }
 
 
+REVEALED_NOTE = (
+    "Blinding: raters saw {field}, which the task kind keeps for researchers, on {n} of {total} answers "
+    "(shown on purpose by the project's settings, {spans})"
+)
+
+
+def blinding_notes(project: Project, sources: Sequence[str] | None) -> tuple[str, ...]:
+    """A note per hidden field the project showed its raters on purpose: on how many of the answers
+    in the report, and from when to when (``Project.reveal_log``). None while raters stayed blind."""
+    log = sorted(project.reveal_log, key=lambda entry: entry["at"])
+    if not any(entry["fields"] for entry in log):
+        return ()
+    spans: dict[str, list[list[datetime | None]]] = defaultdict(list)
+    for index, entry in enumerate(log):
+        start = datetime.fromisoformat(entry["at"])
+        end = datetime.fromisoformat(log[index + 1]["at"]) if index + 1 < len(log) else None
+        for name in entry["fields"]:
+            if spans[name] and spans[name][-1][1] == start:
+                spans[name][-1][1] = end  # shown on through a change of the other fields: one span
+            else:
+                spans[name].append([start, end])
+    answers = latest_annotations(project, sources)
+    total = answers.count()
+    notes = []
+    for name, windows in sorted(spans.items()):
+        during = Q()
+        for start, end in windows:
+            during |= Q(created_at__gte=start, **({"created_at__lt": end} if end else {}))
+        when = "; ".join(f"{_minute(start)} to {_minute(end) if end else 'now'}" for start, end in windows)
+        notes.append(REVEALED_NOTE.format(field=name, n=answers.filter(during).count(), total=total, spans=when))
+    return tuple(notes)
+
+
+def _minute(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def build_report(*, project: Project, parameters: ReportParameters) -> Report:
     """Compute a project's report: ratings, agreement with intervals, the kind's tables and figures.
 
@@ -290,6 +329,7 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
         human_raters=humans,
         judge=judge,
         inputs={name: loaded_input.data for name, loaded_input in loaded.items()},
+        blinding_notes=blinding_notes(project, parameters.sources or None),
     )
     tables = tuple(builder.all_tables(context))
     figures = tuple(builder.figures(context))
@@ -298,7 +338,11 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
         kind=kind.name,
         title=project.title,
         parameters=parameters,
-        inputs_sha256=inputs_digest(ratings, {name: loaded_input.digest for name, loaded_input in loaded.items()}),
+        inputs_sha256=inputs_digest(
+            ratings,
+            {name: loaded_input.digest for name, loaded_input in loaded.items()}
+            | ({"blinding": list(context.blinding_notes)} if context.blinding_notes else {}),
+        ),
         library_versions=library_versions(),
         judge=judge,
         human_raters=humans,

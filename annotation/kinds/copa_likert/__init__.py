@@ -101,6 +101,17 @@ class CopaLikert(TaskKind):
         },
         required=["profile", "question", "response", "response_source"],
     )
+    # Blinding. Raters judge the question-response pair on the rubric alone (CoPA Table 7), so nothing
+    # that tells which response is which reaches them: CoPA section 5.2 compares accepted with top-voted
+    # responses, and the ratings exist to validate evaluators on exactly that contrast.
+    rater_fields = ("profile", "question", "response")
+    hidden_fields = {
+        "response_source": "the condition under study (accepted, top-voted or a model): a rater who knows it "
+        "rates the label, not the response",
+        "pair_id": "links the accepted and the top-voted response of one question, so a rater could compare "
+        "the two and learn which is which",
+        "meta": "provenance (source post, its score, the answer's role in the thread): names the condition",
+    }
     value_schema = object_schema(
         {
             "scores": object_schema(

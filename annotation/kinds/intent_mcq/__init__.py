@@ -81,6 +81,15 @@ class IntentMcq(TaskKind):
         },
         required=["context", "question", "options", "answers"],
     )
+    # Blinding. People's F1 against the key is the measurement: anything that names the correct options
+    # stays with researchers. The options themselves are shown in the stored order, which the MCQ
+    # builder shuffles with a seed, so their position says nothing about the key.
+    rater_fields = ("context", "context_type", "question", "options")
+    hidden_fields = {
+        "answers": "the answer key: the numbers of the correct options",
+        "meta": "provenance; IntentGrasp items keep the dataset's label (`meta.label`) here, which names the "
+        "correct option, and the option shuffle seed",
+    }
     value_schema = object_schema(
         {"chosen": described(INDEX_SET, "the numbers of the options the annotator chose")}, required=["chosen"]
     )

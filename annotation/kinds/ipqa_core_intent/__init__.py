@@ -112,6 +112,23 @@ class IpqaCoreIntent(TaskKind):
         },
         required=["question", "selected_answer", "candidate_intents"],
     )
+    # Blinding. The annotator needs the whole thread as the user wrote it (question, narrative, the
+    # selected answer, earlier questions): IPQA's core intents are defined by the selected answer, so
+    # it is shown on purpose. Only provenance stays with researchers.
+    rater_fields = (
+        "question",
+        "narrative",
+        "selected_answer",
+        "candidate_intents",
+        "user_profile[].question",
+        "user_profile[].narrative",
+        "user_profile[].selected_answer",
+    )
+    hidden_fields = {
+        "meta": "provenance (source post, licence, which candidates were written for the demo): not part of "
+        "the judgement, and it can name how candidates were made",
+        "user_profile[].meta": "provenance of each earlier question: not part of the judgement",
+    }
     value_schema = object_schema(
         {
             "intents": {

@@ -74,6 +74,13 @@ class IpqaEvalMatch(TaskKind):
         },
         required=["question", "predicted_intent", "gold_intent"],
     )
+    # Blinding. The gold core intent is shown: comparing it with the prediction is the task. Which IPQA
+    # item and which system the pair comes from is not: it would let a rater judge the system, not the pair.
+    rater_fields = ("question", "predicted_intent", "gold_intent")
+    hidden_fields = {
+        "source": "the IPQA project and item the pair was built from: lets a rater look the pair up",
+        "meta": "provenance (which system predicted the intent, source post, licence)",
+    }
     value_schema = object_schema(
         {
             "match": {

@@ -134,6 +134,14 @@ class LabelContextualization(TaskKind):
         },
         required=["dataset", "domain", "label"],
     )
+    # Blinding. The form shows the label and everything the dataset says about it. A model's draft
+    # statement (kept in ``meta.draft`` by the statement-drafting generation step) reaches a person only
+    # as a suggestion, under the project's suggestion exposure, which records whether it was visible.
+    rater_fields = ("dataset", "domain", "label", "guideline", "examples", "other_labels")
+    hidden_fields = {
+        "meta": "provenance, and the model's draft statement (`meta.draft`): shown raw it would anchor every "
+        "writer, outside the suggestion exposure that the anchoring measures rely on",
+    }
     # The action decides which fields apply; the schema names the action in each branch.
     value_schema = {
         "type": "object",

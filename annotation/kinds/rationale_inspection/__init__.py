@@ -108,6 +108,18 @@ class RationaleInspection(TaskKind):
         },
         required=["context", "rationale"],
     )
+    # Blinding. The inspector judges the whole rationale against the whole context, so both are shown
+    # (the accepted answer too: it is what the rationale explains, not a condition to be blind to).
+    rater_fields = (
+        "context",
+        "rationale.rationales",
+        "rationale.global_explanation",
+        "rationale.factors",
+    )
+    hidden_fields = {
+        "meta": "provenance (source posts, which model wrote the rationale): the verdict is on the rationale, "
+        "not on its author",
+    }
     value_schema = object_schema(
         {
             "verdict": {

@@ -31,6 +31,12 @@ class Command(BaseCommand):
         add_exposure_arguments(parser, hide=True)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--qualification-rate", type=float, metavar="R")
+        reveal = parser.add_mutually_exclusive_group()
+        reveal.add_argument(
+            "--reveal", action="append", metavar="FIELD",
+            help="show raters a field the task kind hides from them, on purpose (repeat for more; replaces the list)",
+        )  # fmt: skip
+        reveal.add_argument("--reveal-none", action="store_true", help="hide every such field again (the default)")
         rules = parser.add_mutually_exclusive_group()
         rules.add_argument(
             "--adjudication-rules", type=json.loads, metavar="JSON", help="e.g. '{\"ordinal_distance\": 2}'"
@@ -52,6 +58,10 @@ class Command(BaseCommand):
             changes["adjudication_rules"] = o["adjudication_rules"]
         elif o["default_adjudication"]:
             changes["adjudication_rules"] = None
+        if o["reveal"] is not None:
+            changes["revealed_fields"] = o["reveal"]
+        elif o["reveal_none"]:
+            changes["revealed_fields"] = []
         if not changes:
             raise CommandError(NO_CHANGES, returncode=2)
         try:
