@@ -634,3 +634,110 @@ class AddMembersCommandTests:
         with pytest.raises(CommandError) as failed:
             self.run("nope", "--user", "outsider", "--role", "expert")
         assert failed.value.returncode == 1
+
+
+class EnumerationTests:
+    """Adding by e-mail or username tells the researcher nothing beyond "added" / "invitation sent"."""
+
+    def test_no_account_and_several_accounts_get_the_same_answer(self, study):
+        project, people = study
+        User.objects.create_user("twin1", "twin@example.org")
+        User.objects.create_user("twin2", "twin@example.org")
+        answers = []
+        for email in ("twin@example.org", "nobody@example.org"):
+            with pytest.raises(ValidationFailed) as refused:
+                team.members_add(project=project, actor=people["res"], specs=[team.MemberSpec(email=email)])
+            answers.append([(e.field, e.message) for e in refused.value.errors])
+        assert answers[0] == answers[1] == [("email", team.NO_SINGLE_EMAIL)]
+
+    def test_an_e_mail_given_with_a_username_is_not_checked_against_the_account(self, study):
+        project, people = study
+        (added,) = team.members_add(
+            project=project, actor=people["res"], specs=[team.MemberSpec(username="newcomer", email="guess@example.org")]
+        )
+        assert added.outcome == team.ADDED and added.entered == "newcomer"
+        assert User.objects.get(username="newcomer").email == "new@example.org"
+
+    def test_a_case_collision_does_not_name_the_other_account(self, study):
+        project, people = study
+        with pytest.raises(ValidationFailed) as refused:
+            team.members_add(
+                project=project, actor=people["res"], specs=[team.MemberSpec(username="NEWCOMER")], accounts=team.INVITE
+            )
+        assert refused.value.errors[0].message == team.NAME_TAKEN_CASE
+        assert "newcomer" not in refused.value.message
+
+    def test_the_page_shows_what_was_entered_and_no_other_address(self, study, client):
+        project, people = study
+        client.force_login(people["res"])
+        response = client.post(
+            reverse("team_add", args=[project.slug]),
+            {"username": "", "email": "new@example.org", "role": "annotator", "accounts": "none"},
+        )
+        added = response.context["added"][0]["entry"]
+        assert added.entered == "new@example.org" and added.outcome == team.ADDED
+        # The Team page lists e-mails only of accounts this project made (the address its researcher typed).
+        client.post(
+            reverse("team_add", args=[project.slug]),
+            {"username": "outsider", "email": "", "role": "annotator", "accounts": "none"},
+        )
+        User.objects.filter(username="outsider").update(email="private@example.org")
+        page = client.get(reverse("team", args=[project.slug])).content.decode()
+        assert "private@example.org" not in page
+
+
+@pytest.mark.usefixtures("consent_required")
+class ConsentTests:
+    @pytest.fixture
+    def consent_required(self, settings):
+        settings.CONCORD_MEMBER_CONSENT = True
+
+    def test_an_existing_account_gets_an_invitation_instead_of_being_added(
+        self, study, client, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        project, people = study
+        client.force_login(people["res"])
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                reverse("team_add", args=[project.slug]),
+                {"username": "", "email": "new@example.org", "role": "expert", "accounts": "none"},
+            )
+        row = response.context["added"][0]
+        assert row["entry"].outcome == team.INVITATION_SENT and "newcomer" not in response.content.decode()
+        assert not Membership.objects.filter(project=project, user=people["newcomer"]).exists()
+        assert len(mailoutbox) == 1 and mailoutbox[0].to == ["new@example.org"]
+        token = row["link"].partition("#")[2]
+        assert row["link"] in mailoutbox[0].body
+
+        client.logout()
+        open_link(client, token)
+        page = client.get(reverse("invitation")).content.decode()
+        assert "Sign in" in page and "newcomer" not in page  # nothing about the account to whoever holds the link
+        client.force_login(people["newcomer"])
+        assert client.post(reverse("invitation")).status_code == 302
+        assert Membership.objects.filter(project=project, user=people["newcomer"], role=Role.EXPERT).exists()
+
+    def test_another_account_cannot_accept_it(self, study, client):
+        project, people = study
+        (added,) = team.members_add(project=project, actor=people["res"], specs=[team.MemberSpec(username="newcomer")])
+        client.force_login(people["outsider"])
+        open_link(client, added.invitation_token)
+        assert client.post(reverse("invitation")).status_code == 403
+        assert not Membership.objects.filter(project=project, user__in=[people["newcomer"], people["outsider"]]).exists()
+        with pytest.raises(PermissionDenied):
+            team.invitation_join(token_sha256=team.invitation_token_hash(added.invitation_token), user=people["outsider"])
+
+    def test_a_join_invitation_never_sets_a_password(self, study, client):
+        project, people = study
+        (added,) = team.members_add(project=project, actor=people["res"], specs=[team.MemberSpec(username="newcomer")])
+        with pytest.raises(team.InvitationInvalid):
+            team.invitation_accept(token_sha256=team.invitation_token_hash(added.invitation_token), password=PASSPHRASE)
+        open_link(client, added.invitation_token)
+        client.post(reverse("invitation"), {"password1": PASSPHRASE, "password2": PASSPHRASE})
+        assert not User.objects.get(username="newcomer").check_password(PASSPHRASE)
+
+    def test_the_operator_at_the_command_line_still_adds_directly(self, study):
+        project, people = study
+        (added,) = team.members_add(project=project, actor=None, specs=[team.MemberSpec(username="newcomer")])
+        assert added.outcome == team.ADDED
+        assert Membership.objects.filter(project=project, user=people["newcomer"]).exists()
