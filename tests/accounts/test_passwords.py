@@ -111,7 +111,9 @@ class PasswordRuleTests:
         client.logout()
         client.post(reverse("password_reset"), {"email": "margaret@example.org"})
         form = open_reset_link(client, mail.outbox[0].body)
-        refused = client.post(form.redirect_chain[-1][0], {"new_password1": "margaret12", "new_password2": "margaret12"})
+        refused = client.post(
+            form.redirect_chain[-1][0], {"new_password1": "margaret12", "new_password2": "margaret12"}
+        )
         assert refused.status_code == 200
         assert User.objects.get(username="margaret").check_password("old-passphrase-5")
 

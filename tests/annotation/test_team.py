@@ -13,8 +13,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils.html import escape
 from django.utils import timezone
+from django.utils.html import escape
 
 from annotation import member_services as team
 from annotation.assignments import MemberPaused, assignment_claim_next, assignment_submit
@@ -201,7 +201,9 @@ class InvitationTests:
         assert client.get(reverse("home")).status_code == 200  # signed in
         client.logout()
         again = accept(client, token, "another-passphrase-8")
-        assert again.status_code == 200 and not User.objects.get(username="invitee").check_password("another-passphrase-8")
+        assert again.status_code == 200 and not User.objects.get(username="invitee").check_password(
+            "another-passphrase-8"
+        )
         assert team.INVITATION_INVALID.encode() in open_link(client, token).content.lower()
 
     def test_the_link_keeps_its_token_out_of_every_address(self, study, client):
@@ -653,7 +655,9 @@ class EnumerationTests:
     def test_an_e_mail_given_with_a_username_is_not_checked_against_the_account(self, study):
         project, people = study
         (added,) = team.members_add(
-            project=project, actor=people["res"], specs=[team.MemberSpec(username="newcomer", email="guess@example.org")]
+            project=project,
+            actor=people["res"],
+            specs=[team.MemberSpec(username="newcomer", email="guess@example.org")],
         )
         assert added.outcome == team.ADDED and added.entered == "newcomer"
         assert User.objects.get(username="newcomer").email == "new@example.org"
@@ -723,9 +727,13 @@ class ConsentTests:
         client.force_login(people["outsider"])
         open_link(client, added.invitation_token)
         assert client.post(reverse("invitation")).status_code == 403
-        assert not Membership.objects.filter(project=project, user__in=[people["newcomer"], people["outsider"]]).exists()
+        assert not Membership.objects.filter(
+            project=project, user__in=[people["newcomer"], people["outsider"]]
+        ).exists()
         with pytest.raises(PermissionDenied):
-            team.invitation_join(token_sha256=team.invitation_token_hash(added.invitation_token), user=people["outsider"])
+            team.invitation_join(
+                token_sha256=team.invitation_token_hash(added.invitation_token), user=people["outsider"]
+            )
 
     def test_a_join_invitation_never_sets_a_password(self, study, client):
         project, people = study
