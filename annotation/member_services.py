@@ -48,7 +48,7 @@ User = get_user_model()
 MAX_ROWS = 1000
 #: New accounts with a temporary password in one request: each password is hashed (slow on purpose), and
 #: that happens before the write transaction, but one request should still answer in seconds.
-MAX_TEMPORARY_PASSWORDS = 25
+MAX_TEMPORARY_PASSWORDS = 10
 MAX_CSV_BYTES = 256 * 1024
 MAX_USERNAME = 150
 MAX_EMAIL = 254
@@ -475,11 +475,6 @@ def invitation_for_hash(*, token_sha256: str) -> Invitation:
     if not invitation.joins_as and not account_invitable(project=invitation.project, user=invitation.user):
         raise InvitationInvalid(INVITATION_INVALID)
     return invitation
-
-
-def invitation_for_token(*, token: str) -> Invitation:
-    """The open invitation behind a link, or InvitationInvalid (unknown, used, or expired)."""
-    return invitation_for_hash(token_sha256=invitation_token_hash(token))
 
 
 def _open_invitation_locked(token_sha256: str) -> Invitation:

@@ -56,6 +56,7 @@ class Command(BaseCommand):
                 "role": entry.role,
                 "created": entry.created,
                 "already": entry.already,
+                "outcome": entry.outcome,
                 # The token in the fragment: no access log or Referer ever holds it.
                 "invitation_path": reverse("invitation") + "#" + entry.invitation_token
                 if entry.invitation_token
