@@ -78,7 +78,10 @@ def main() -> None:
     print(f"database: {connection.vendor}")
     print(f"{args.accounts} accounts with temporary passwords added in {add_s:.2f} s")
     print(f"another user's {len(waits)} writes meanwhile: longest {worst:.0f} ms, median {median:.1f} ms")
-    print(f"RESULT accounts={args.accounts} add_s={add_s:.2f} other_write_max_ms={worst:.0f} other_write_median_ms={median:.1f}")
+    print(
+        f"RESULT accounts={args.accounts} add_s={add_s:.2f} other_write_max_ms={worst:.0f}"
+        f" other_write_median_ms={median:.1f}"
+    )
 
 
 if __name__ == "__main__":
