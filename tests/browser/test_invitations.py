@@ -19,6 +19,8 @@ from tests.browser.test_first_day import ITEMS, annotate_everything
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "pw-for-tests-1"
 INVITEE_PASSWORD = "a-long-passphrase-for-eve"
+#: This test starts three browser contexts on a live server; give a busy machine time.
+TIMEOUT_MS = 30_000
 OWN_PASSWORD = "a-long-passphrase-for-tom"
 
 
@@ -38,6 +40,7 @@ def test_an_invited_person_and_a_temporary_password_get_in_and_annotate(browser,
     users = get_user_model()
     users.objects.create_superuser("operator", "operator@example.org", PASSWORD)
     base = live_server.url
+    page.set_default_timeout(TIMEOUT_MS)
 
     # The researcher creates a project and fills it.
     sign_in(page, "operator")
@@ -64,7 +67,9 @@ def test_an_invited_person_and_a_temporary_password_get_in_and_annotate(browser,
     # Eve opens the link in a browser of her own: no cookies, the site's real policy.
     eve_context = browser.new_context(viewport={"width": 1280, "height": 900})
     eve = eve_context.new_page()
-    eve.set_default_timeout(10_000)
+    eve.set_default_timeout(TIMEOUT_MS)
+    sent = []  # every request line and Referer the server (and its access log) would see
+    eve.on("request", lambda request: sent.append((request.url, request.headers.get("referer", ""))))
     eve.goto(link)
     eve.get_by_role("heading", name="Welcome to Invited study").wait_for()
     assert eve.url == f"{base}/invite/"  # the token left the address bar
@@ -74,20 +79,22 @@ def test_an_invited_person_and_a_temporary_password_get_in_and_annotate(browser,
     eve.get_by_role("button", name="Set password and sign in").click()
     eve.wait_for_url(f"{base}/p/{project.slug}/")
     eve.get_by_text("Welcome, eve").wait_for()
+    token = link.partition("#")[2]
+    assert len(sent) >= 4 and not any(token in url or token in referer for url, referer in sent)
     # Annotating needs Playwright's string waits, which the policy forbids: same cookies, policy bypassed.
     annotating = browser.new_context(
         viewport={"width": 1280, "height": 900}, bypass_csp=True, storage_state=eve_context.storage_state()
     )
     eve_context.close()
     annotate_page = annotating.new_page()
-    annotate_page.set_default_timeout(10_000)
+    annotate_page.set_default_timeout(TIMEOUT_MS)
     annotate_everything(annotate_page, base, project.slug, "eve")
     annotating.close()
 
     # Tom signs in with the temporary password and must choose his own before anything else.
     tom_context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     tom = tom_context.new_page()
-    tom.set_default_timeout(10_000)
+    tom.set_default_timeout(TIMEOUT_MS)
     tom.goto(f"{base}/accounts/login/")
     tom.get_by_label("Username").fill("tom")
     tom.get_by_label("Password").fill(temporary)
