@@ -18,7 +18,7 @@ from annotation import member_services as team
 from annotation.access import project_access
 from annotation.members import MemberRow, project_member, project_members
 from annotation.models import Project, Role
-from annotation.team_views import invitation_link
+from annotation.team_views import invitation_link, members_add_for
 
 NO_SUCH_MEMBER = "no such member of this project"
 
@@ -107,13 +107,7 @@ class MemberListApi(APIView):
             email=data.validated_data["email"],
             role=data.validated_data["role"],
         )
-        (added,) = team.members_add(
-            project=project,
-            actor=request.user,
-            specs=[spec],
-            accounts=data.validated_data["accounts"],
-            invitation_url=lambda token: invitation_link(request, token),
-        )
+        (added,) = members_add_for(request, project, [spec], data.validated_data["accounts"])
         body = {
             "entered": added.entered,
             "role": added.role,

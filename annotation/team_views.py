@@ -113,7 +113,10 @@ def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dic
     ]
 
 
-def _members_add(request: HttpRequest, project: Project, specs: list[team.MemberSpec], accounts: str):
+def members_add_for(
+    request: HttpRequest, project: Project, specs: list[team.MemberSpec], accounts: str
+) -> list[team.MemberAdded]:
+    """``members_add`` as the signed-in researcher, with links (for join invitations' mail) on this site."""
     return team.members_add(
         project=project,
         actor=request.user,
@@ -139,7 +142,7 @@ def team_add(request: HttpRequest, slug: str) -> HttpResponse:
         username=form.cleaned_data["username"].strip(), email=form.cleaned_data["email"], role=form.cleaned_data["role"]
     )
     try:
-        added = _members_add(request, project, [spec], form.cleaned_data["accounts"])
+        added = members_add_for(request, project, [spec], form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         return _render_team(request, project, add_form=form, add_errors=exc.errors, status=400)
     return _render_team(request, project, added=_added_rows(request, added))
@@ -158,7 +161,7 @@ def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return _render_team(request, project, upload_form=form, upload_errors=[message], status=400)
     try:
         specs = team.members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
-        added = _members_add(request, project, specs, form.cleaned_data["accounts"])
+        added = members_add_for(request, project, specs, form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         errors = [str(e) for e in exc.errors]
         if exc.total > len(exc.errors):
