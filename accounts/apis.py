@@ -11,8 +11,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from accounts.errors import BAD_CREDENTIALS
+from accounts.errors import BAD_CREDENTIALS, PASSWORD_CHANGE_REQUIRED, PasswordChangeRequired
 from accounts.services import api_token_create
+from annotation.member_services import password_change_required
 
 #: Longest username and password accepted (Django's username field; a generous passphrase).
 USERNAME_MAX_CHARS = 150
@@ -20,7 +21,8 @@ PASSWORD_MAX_CHARS = 1024
 
 
 class TokenApi(APIView):
-    """Tokens for scripts. Sign-in limits (django-axes) and the `token` throttle scope apply."""
+    """Tokens for scripts. Sign-in limits (django-axes) and the `token` throttle scope apply; an account
+    that still has its temporary password gets a 403 until it is changed on the web."""
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
@@ -51,6 +53,9 @@ class TokenApi(APIView):
         if user is None:
             # The answer the former token view gave, which clients may read.
             raise serializers.ValidationError({"non_field_errors": [BAD_CREDENTIALS]})
+        if password_change_required(user=user):
+            # A temporary password opens the password change page only, never the API.
+            raise PasswordChangeRequired(PASSWORD_CHANGE_REQUIRED)
         token, key = api_token_create(user=user)
         return Response(self.Output({"token": key, "expiry": token.expiry}).data)
 

@@ -1,4 +1,6 @@
-"""A password change drops every API token of the user (sessions end by Django's own session hash).
+"""A password change drops every API token of the user (sessions end by Django's own session hash), ends
+the account's open invitation links and its temporary-password mark; a sign-in ends its links too and
+marks the session of an account that must still change its temporary password.
 
 ``set_password`` marks the user (``_password``) until it is saved; a save of the whole row is also
 compared with the stored hash, so a hash written directly counts too. A rehash on sign-in (a stronger
@@ -11,9 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_in
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from knox.models import AuthToken
+
+from accounts.middleware import SESSION_KEY
+from annotation.member_services import account_invitations_end, password_change_done, password_change_required
 
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="accounts.note_password_change")
@@ -34,4 +40,13 @@ def note_password_change(
 def drop_tokens_on_password_change(sender: Any, instance: Any, created: bool = False, **kwargs: Any) -> None:
     if getattr(instance, "_concord_password_changed", False):
         AuthToken.objects.filter(user=instance).delete()
+        account_invitations_end(user=instance)
+        password_change_done(user=instance)
         instance._concord_password_changed = False
+
+
+@receiver(user_logged_in, dispatch_uid="accounts.on_sign_in")
+def on_sign_in(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    account_invitations_end(user=user)
+    if request is not None and hasattr(request, "session") and password_change_required(user=user):
+        request.session[SESSION_KEY] = True

@@ -1,13 +1,21 @@
-"""Profile page: the user's API tokens, created (the key shown once) and revoked. Thin views."""
+"""Profile page: the user's API tokens, created (the key shown once) and revoked; the page that opens a
+password-reset link (its secret in the URL fragment, posted here, never in a logged address). Thin views."""
 
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.tokens import default_token_generator
+from django.contrib.auth.views import INTERNAL_RESET_SESSION_TOKEN, PasswordResetConfirmView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
+from django.utils.encoding import force_str
+from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.errors import TokenNotFound
 from accounts.selectors import api_tokens
@@ -15,6 +23,9 @@ from accounts.services import api_token_create, api_token_revoke, api_tokens_rev
 
 #: A token's digest (its primary key): SHA-512 in hex.
 DIGEST_CHARS = 128
+#: Longest reset code accepted: ``<uidb64>/<token>`` (ours are well under 80 characters).
+RESET_CODE_CHARS = 200
+RESET_LINK_INVALID = "this link is not valid: it was used already, it is too old, or it was mistyped"
 
 
 def _profile(request: HttpRequest, **extra: object) -> HttpResponse:
@@ -55,3 +66,36 @@ def tokens_revoke_all(request: HttpRequest) -> HttpResponse:
     count = api_tokens_revoke_all(user=request.user)
     messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")
     return redirect("profile")
+
+
+def _reset_user(uidb64: str):
+    try:
+        return get_user_model()._default_manager.get(pk=force_str(urlsafe_base64_decode(uidb64)))
+    except (TypeError, ValueError, OverflowError, get_user_model().DoesNotExist):
+        return None
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def password_reset_open(request: HttpRequest) -> HttpResponse:
+    """``/accounts/password/reset/open/#<uidb64>/<token>``: a small script posts the fragment here. A good
+    code goes in the session, as Django's own confirm view keeps it, and the person goes on to set the
+    password at the token-less address Django uses for that step."""
+    invalid = ""
+    if request.method == "POST":
+        code = request.POST.get("token", "").strip()
+        uidb64, _, token = code.partition("/")
+        user = _reset_user(uidb64) if 0 < len(code) <= RESET_CODE_CHARS else None
+        if user is not None and default_token_generator.check_token(user, token):
+            request.session[INTERNAL_RESET_SESSION_TOKEN] = token
+            return redirect("password_reset_confirm", uidb64=uidb64, token=PasswordResetConfirmView.reset_url_token)
+        invalid = RESET_LINK_INVALID
+    context = {
+        "heading": "Set a new password",
+        "action": reverse("password_reset_open"),
+        "invalid": invalid,
+        "max_chars": RESET_CODE_CHARS,
+    }
+    response = render(request, "registration/link_open.html", context, status=404 if invalid else 200)
+    add_never_cache_headers(response)
+    return response

@@ -1,11 +1,14 @@
 """REST API for a project's team: list and add members, change a member's roles or pause them,
 remove them. Researchers of the project (and superusers) only; others get 403, outsiders 404.
-Errors go through config.api.exception_handler."""
+Errors go through config.api.exception_handler.
+
+Adding someone answers only what was entered and what happened ("added", "invitation_sent",
+"already"): never the account's username, e-mail or state. A member's e-mail is listed only for
+accounts the project itself made (the address its researcher typed)."""
 
 from __future__ import annotations
 
 from django.http import Http404
-from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -15,6 +18,7 @@ from annotation import member_services as team
 from annotation.access import project_access
 from annotation.members import MemberRow, project_member, project_members
 from annotation.models import Project, Role
+from annotation.team_views import invitation_link, members_add_for
 
 NO_SUCH_MEMBER = "no such member of this project"
 
@@ -25,7 +29,7 @@ def team_project(request, slug: str) -> Project:
 
 class MemberOutput(serializers.Serializer):
     username = serializers.CharField()
-    email = serializers.CharField()
+    email = serializers.CharField(help_text="Only for accounts this project made; empty otherwise.")
     roles = serializers.ListField(child=serializers.CharField())
     state = serializers.ChoiceField(choices=["active", "paused", "invited", "inactive"])
     paused = serializers.BooleanField()
@@ -37,11 +41,11 @@ class MemberOutput(serializers.Serializer):
     last_activity = serializers.DateTimeField(allow_null=True)
 
 
-def member_data(row: MemberRow) -> dict:
+def member_data(row: MemberRow, own_accounts: set[int]) -> dict:
     return MemberOutput(
         {
             "username": row.username,
-            "email": row.email,
+            "email": row.email if row.user_id in own_accounts else "",
             "roles": list(row.roles),
             "state": row.state,
             "paused": row.paused,
@@ -74,7 +78,8 @@ class MemberListApi(APIView):
     @extend_schema(responses=MemberOutput(many=True))
     def get(self, request, slug: str):
         project = team_project(request, slug)
-        return Response([member_data(row) for row in project_members(project=project)])
+        own = team.project_own_accounts(project=project)["own_accounts"]
+        return Response([member_data(row, own) for row in project_members(project=project)])
 
     @extend_schema(
         request=Input,
@@ -82,11 +87,13 @@ class MemberListApi(APIView):
             201: inline_serializer(
                 "MemberAddOutput",
                 {
-                    "member": MemberOutput(),
-                    "created": serializers.BooleanField(),
-                    "already": serializers.BooleanField(),
-                    "invitation_url": serializers.CharField(),
-                    "temporary_password": serializers.CharField(),
+                    "entered": serializers.CharField(help_text="The username or e-mail given."),
+                    "role": serializers.CharField(),
+                    "outcome": serializers.ChoiceField(choices=[team.ADDED, team.INVITATION_SENT, team.ALREADY]),
+                    "invitation_url": serializers.CharField(
+                        help_text="For a new account's invitation or a join invitation: shown once."
+                    ),
+                    "temporary_password": serializers.CharField(help_text="Shown once; changed at first sign-in."),
                 },
             )
         },
@@ -100,17 +107,12 @@ class MemberListApi(APIView):
             email=data.validated_data["email"],
             role=data.validated_data["role"],
         )
-        (added,) = team.members_add(
-            project=project, actor=request.user, specs=[spec], accounts=data.validated_data["accounts"]
-        )
-        link = ""
-        if added.invitation_token:
-            link = request.build_absolute_uri(reverse("invitation_accept", args=[added.invitation_token]))
+        (added,) = members_add_for(request, project, [spec], data.validated_data["accounts"])
         body = {
-            "member": member_data(project_member(project=project, username=added.username)),
-            "created": added.created,
-            "already": added.already,
-            "invitation_url": link,
+            "entered": added.entered,
+            "role": added.role,
+            "outcome": added.outcome,
+            "invitation_url": invitation_link(request, added.invitation_token) if added.invitation_token else "",
             "temporary_password": added.temporary_password,
         }
         response = Response(body, status=status.HTTP_201_CREATED)
@@ -142,11 +144,15 @@ class MemberDetailApi(APIView):
             raise Http404(NO_SUCH_MEMBER)
         return user
 
+    def _data(self, project: Project, user) -> Response:
+        own = team.project_own_accounts(project=project)["own_accounts"]
+        return Response(member_data(project_member(project=project, username=user.username), own))
+
     @extend_schema(responses=MemberOutput)
     def get(self, request, slug: str, username: str):
         project = team_project(request, slug)
         user = self._member(project, username)
-        return Response(member_data(project_member(project=project, username=user.username)))
+        return self._data(project, user)
 
     @extend_schema(request=Input, responses=MemberOutput)
     def patch(self, request, slug: str, username: str):
@@ -161,7 +167,7 @@ class MemberDetailApi(APIView):
             roles=data.validated_data.get("roles"),
             paused=data.validated_data.get("paused"),
         )
-        return Response(member_data(project_member(project=project, username=user.username)))
+        return self._data(project, user)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, slug: str, username: str):

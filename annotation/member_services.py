@@ -5,6 +5,14 @@ Only the project's researchers and superusers manage its team; the services chec
 (``actor``), so a request crafted past the page is refused the same way. ``actor=None`` is the
 operator at the command line. Nothing here ever grants Django's staff or superuser flags, and roles
 are the project's three. Every batch is atomic: one bad line and nothing is added.
+
+Account invitations (a link that sets an account's password) exist only for an account that a
+project's invitation created (``ProvisionedAccount.invitable``), that has never signed in nor had a
+password, and only from that project: an existing account, a deactivated one included, is never made
+invitable by adding it to a project. Any password set or sign-in ends every open account link. With
+``CONCORD_MEMBER_CONSENT`` on, a researcher adding an existing account sends a join invitation the
+person accepts while signed in, instead of adding them. Nothing a researcher is told about an account
+goes beyond what they entered and "added" / "invitation sent".
 """
 
 from __future__ import annotations
@@ -13,32 +21,40 @@ import csv
 import hashlib
 import io
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.hashers import make_password
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mail
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from annotation.errors import ConcordError, ErrorCollector, FieldError, ValidationFailed
-from annotation.models import Assignment, Invitation, Item, Membership, Project, Role
+from annotation.models import Assignment, Invitation, Item, Membership, Project, ProvisionedAccount, Role
 from annotation.selectors import project_size_key
 
 User = get_user_model()
 
 #: Caps (docs/cli.md, "add_members"): rows in one CSV, its size, and each cell.
 MAX_ROWS = 1000
+#: New accounts with a temporary password in one request: each password is hashed (slow on purpose), and
+#: that happens before the write transaction, but one request should still answer in seconds.
+MAX_TEMPORARY_PASSWORDS = 10
 MAX_CSV_BYTES = 256 * 1024
 MAX_USERNAME = 150
 MAX_EMAIL = 254
 INVITATION_DAYS = 7
+#: Longest link token looked up (ours are 43 characters).
+TOKEN_MAX_CHARS = 100
 CSV_COLUMNS = ("username", "email", "role")
 
 #: How accounts that do not exist yet are treated.
@@ -48,12 +64,19 @@ ACCOUNT_CHOICES = (NO_NEW_ACCOUNTS, INVITE, TEMPORARY_PASSWORD)
 NOT_A_MANAGER = "only the project's researchers can manage its team"
 UNKNOWN_ROLE = "must be one of " + ", ".join(Role.values)
 NO_SUCH_USER = "no account called {name!r}; choose to create new accounts to add new people"
-NO_SUCH_EMAIL = "no account with this e-mail; give a username to create one"
-AMBIGUOUS_EMAIL = "several accounts have this e-mail; give the username"
-EMAIL_MISMATCH = "the account {name!r} has another e-mail address"
+#: One answer whether no account or several have the e-mail (which of the two is not the researcher's to know).
+NO_SINGLE_EMAIL = "no single account has this e-mail; give the username"
 NAME_OR_EMAIL = "give a username or an e-mail"
 BAD_USERNAME = "letters, digits and @ . + - _ only, at most 150 characters"
-NAME_TAKEN_CASE = "an account {other!r} already exists (usernames differ only in capitals)"
+NAME_TAKEN_CASE = "this username is taken (usernames may not differ only in capitals)"
+NAME_TAKEN = "this username was taken meanwhile; nobody was added, try again"
+TOO_MANY_PASSWORDS = "at most {limit} new accounts with a temporary password per request"
+NOT_INVITABLE = (
+    "no invitation link for this account: links exist only for accounts this project's invitation "
+    "created that have never signed in"
+)
+JOIN_SIGN_IN = "sign in as the invited account to answer this invitation"
+JOIN_WRONG_ACCOUNT = "this invitation is for another account: sign out and sign in as the invited one"
 BAD_EMAIL = "not a valid e-mail address"
 DUPLICATE_LINE = "the same person and role as line {line}"
 TOO_LONG = "at most {limit} characters"
@@ -69,11 +92,25 @@ NO_ROLES = "give at least one role"
 UNKNOWN_ACCOUNTS_CHOICE = "must be one of " + ", ".join(ACCOUNT_CHOICES)
 INVITATION_INVALID = "this invitation link is not valid: it was used already, withdrawn, or mistyped"
 INVITATION_EXPIRED = "this invitation link has expired; ask the researcher for a new one"
+INVITATION_MAIL_SUBJECT = "Invitation to {project} on Concord"
+INVITATION_MAIL_BODY = (
+    "A researcher of the project {project} on Concord invites you to join it as {role}.\n\n"
+    "Open this link, sign in and choose whether to join (it works once, for {days} days):\n{link}\n\n"
+    "If you do not want to join, ignore this message."
+)
+
+#: What adding one person did, as the researcher is told it (nothing about the account beyond it).
+ADDED, INVITATION_SENT, ALREADY = "added", "invitation_sent", "already"
 RELEASED = "released: the member was {action}"
 
 
 class InvitationInvalid(ConcordError):
     code = "invitation_invalid"
+
+
+class NotInvitable(ConcordError):
+    code = "not_invitable"
+    http_status = 409
 
 
 class LastResearcher(ConcordError):
@@ -102,6 +139,10 @@ class MemberAdded:
     #: Shown once, never stored in clear: the link's token, or the temporary password.
     invitation_token: str = ""
     temporary_password: str = ""
+    #: What the researcher entered to name the person (their username, or the e-mail).
+    entered: str = ""
+    #: ADDED, INVITATION_SENT (an account link or, with consent required, a join invitation) or ALREADY.
+    outcome: str = ADDED
 
 
 def can_manage_team(*, project: Project, user: Any) -> bool:
@@ -139,30 +180,29 @@ def _resolve(specs: list[MemberSpec], accounts: str, errors: ErrorCollector) -> 
         for user in User.objects.alias(folded=Lower("email")).filter(folded__in=emails):
             by_email.setdefault(user.email.lower(), []).append(user)
     unknown = {name.lower() for name in names - set(by_name)}
-    folded: dict[str, str] = {}
+    folded: set[str] = set()
     if unknown and accounts != NO_NEW_ACCOUNTS:
         for other in User.objects.alias(folded=Lower("username")).filter(folded__in=unknown):
-            folded[other.username.lower()] = other.username
+            folded.add(other.username.lower())
     seen: dict[tuple[str, str], int | None] = {}
     resolved = []
     for spec in specs:
         problems = _spec_problems(spec, accounts)
         user = None
         if not problems and spec.username:
+            # An e-mail given with an existing username is not compared with the account's: the answer
+            # would tell the researcher the account's address.
             user = by_name.get(spec.username)
             if user is not None:
-                if spec.email and user.email and spec.email.lower() != user.email.lower():
-                    problems.append(FieldError("email", EMAIL_MISMATCH.format(name=spec.username)))
+                pass
             elif accounts == NO_NEW_ACCOUNTS:
                 problems.append(FieldError("username", NO_SUCH_USER.format(name=spec.username)))
             elif spec.username.lower() in folded:
-                problems.append(FieldError("username", NAME_TAKEN_CASE.format(other=folded[spec.username.lower()])))
+                problems.append(FieldError("username", NAME_TAKEN_CASE))
         elif not problems:
             matches = by_email.get(spec.email.lower(), [])
-            if not matches:
-                problems.append(FieldError("email", NO_SUCH_EMAIL))
-            elif len(matches) > 1:
-                problems.append(FieldError("email", AMBIGUOUS_EMAIL))
+            if len(matches) != 1:
+                problems.append(FieldError("email", NO_SINGLE_EMAIL))
             else:
                 user = matches[0]
         if not problems:
@@ -200,16 +240,26 @@ def _spec_problems(spec: MemberSpec, accounts: str) -> list[FieldError]:
     return problems
 
 
-@transaction.atomic
 def members_add(
-    *, project: Project, actor: Any, specs: Iterable[MemberSpec], accounts: str = NO_NEW_ACCOUNTS
+    *,
+    project: Project,
+    actor: Any,
+    specs: Iterable[MemberSpec],
+    accounts: str = NO_NEW_ACCOUNTS,
+    invitation_url: Callable[[str], str] | None = None,
 ) -> list[MemberAdded]:
     """Add every person in ``specs`` with their role, or (on any bad line) nobody.
 
     ``accounts`` says what happens to a username no account has: ``none`` refuses the line,
     ``invite`` creates the account unable to sign in until its invitation link is used
-    (``INVITATION_DAYS``), ``password`` creates it with a temporary password. Links and passwords
-    come back once, in the result, and are never stored in clear.
+    (``INVITATION_DAYS``), ``password`` creates it with a temporary password that must be changed at
+    first sign-in (at most ``MAX_TEMPORARY_PASSWORDS`` per request, hashed before the write
+    transaction opens so that nobody else's writes wait on them). Links and passwords come back once,
+    in the result, and are never stored in clear.
+
+    With ``CONCORD_MEMBER_CONSENT`` on, an existing account that is not yet a member is sent a join
+    invitation instead (e-mailed to it when ``invitation_url`` turns a token into a link and the account
+    has an address); the operator at the command line (``actor=None``) still adds directly.
     """
     _require_manager(project, actor)
     specs = list(specs)
@@ -221,35 +271,69 @@ def members_add(
         raise ValidationFailed(errors.errors, total=errors.total)
     if not resolved:
         raise ValidationFailed([FieldError("", EMPTY_FILE)])
+    new_names = {entry.spec.username.lower() for entry in resolved if entry.user is None}
+    passwords: dict[str, tuple[str, str]] = {}
+    if accounts == TEMPORARY_PASSWORD and new_names:
+        if len(new_names) > MAX_TEMPORARY_PASSWORDS:
+            raise ValidationFailed([FieldError("accounts", TOO_MANY_PASSWORDS.format(limit=MAX_TEMPORARY_PASSWORDS))])
+        for name in sorted(new_names):
+            password = secrets.token_urlsafe(12)
+            passwords[name] = (password, make_password(password))
+    try:
+        with transaction.atomic():
+            return _members_write(project, actor, resolved, accounts, passwords, invitation_url)
+    except IntegrityError:
+        # A name created by someone else between the checks above and the write.
+        raise ValidationFailed([FieldError("username", NAME_TAKEN)]) from None
+
+
+def _members_write(
+    project: Project,
+    actor: Any,
+    resolved: list[_Resolved],
+    accounts: str,
+    passwords: dict[str, tuple[str, str]],
+    invitation_url: Callable[[str], str] | None,
+) -> list[MemberAdded]:
+    consent = settings.CONCORD_MEMBER_CONSENT and actor is not None
     created: dict[str, tuple[Any, str, str]] = {}
     for entry in resolved:
         key = entry.spec.username.lower()
         if entry.user is None and key not in created:
             # One new account per name, however many roles the file gives it.
-            created[key] = _create_account(project, actor, entry.spec, accounts)
+            created[key] = _create_account(project, actor, entry.spec, accounts, passwords.get(key))
     users = {id(entry): entry.user or created[entry.spec.username.lower()][0] for entry in resolved}
     existing = Membership.objects.filter(project=project, user__in=list(users.values()))
     have = set(existing.values_list("user_id", "role"))
+    members = {user_id for user_id, _ in have}
     paused = set(existing.filter(paused=True).values_list("user_id", flat=True))
     results, new_rows = [], []
     for entry in resolved:
         user, role = users[id(entry)], entry.spec.role
-        already = (user.pk, role) in have
-        if not already:
+        token, password = ("", "") if entry.user is not None else created[entry.spec.username.lower()][1:]
+        if entry.user is not None and _reinvitable(project, user):
+            # This project's own invitee, removed earlier (its link withdrawn) and added again: a new link.
+            token = invitation_create(project=project, user=user, actor=actor)
+        outcome = INVITATION_SENT if token else ADDED
+        if (user.pk, role) in have:
+            outcome = ALREADY
+        elif consent and entry.user is not None and user.pk not in members and not token:
+            token = _join_invitation_create(project, user, role, actor, invitation_url)
+            outcome = INVITATION_SENT
+        else:
             have.add((user.pk, role))
             # A paused member stays paused in every role.
             new_rows.append(Membership(project=project, user=user, role=role, paused=user.pk in paused))
-        _, token, password = (
-            created.get(entry.spec.username.lower(), (None, "", "")) if entry.user is None else (None, "", "")
-        )
         results.append(
             MemberAdded(
                 username=user.username,
                 role=role,
                 created=entry.user is None,
-                already=already,
+                already=outcome == ALREADY,
                 invitation_token=token,
                 temporary_password=password,
+                entered=entry.spec.username or entry.spec.email,
+                outcome=outcome,
             )
         )
     Membership.objects.bulk_create(new_rows)
@@ -257,74 +341,188 @@ def members_add(
     return results
 
 
-def _create_account(project: Project, actor: Any, spec: MemberSpec, accounts: str) -> tuple[Any, str, str]:
-    """A new account: (user, invitation token, temporary password), one of the two set."""
+def _create_account(
+    project: Project, actor: Any, spec: MemberSpec, accounts: str, password: tuple[str, str] | None
+) -> tuple[Any, str, str]:
+    """A new account: (user, invitation token, temporary password), one of the two set.
+    ``password`` is the temporary password and its hash, made before the transaction."""
     user = User(username=spec.username, email=spec.email)
-    if accounts == TEMPORARY_PASSWORD:
-        password = secrets.token_urlsafe(12)
-        user.set_password(password)
+    if accounts == TEMPORARY_PASSWORD and password is not None:
+        user.password = password[1]
         user.save()
-        return user, "", password
+        ProvisionedAccount.objects.create(user=user, project=project, must_change_password=True)
+        return user, "", password[0]
     user.set_unusable_password()
     user.is_active = False  # signs in once the invitation is accepted
     user.save()
+    ProvisionedAccount.objects.create(user=user, project=project, invitable=True)
     return user, invitation_create(project=project, user=user, actor=actor), ""
 
 
-def invitation_create(*, project: Project, user: Any, actor: Any) -> str:
-    """A new single-use link token for ``user`` (earlier open links of theirs for the project stop working)."""
-    _require_manager(project, actor)
-    Invitation.objects.filter(project=project, user=user, accepted_at__isnull=True).delete()
+def _reinvitable(project: Project, user: Any) -> bool:
+    if user.is_active or not account_invitable(project=project, user=user):
+        return False
+    return not Invitation.objects.filter(project=project, user=user, joins_as="", accepted_at__isnull=True).exists()
+
+
+def account_invitable(*, project: Project, user: Any) -> bool:
+    """Whether ``project`` may send ``user`` an account link: an account this project's invitation created
+    that has never signed in nor had a password. Never a deactivated or an existing account."""
+    if user.last_login is not None or user.has_usable_password():
+        return False
+    return ProvisionedAccount.objects.filter(user=user, project=project, invitable=True).exists()
+
+
+def _new_token() -> tuple[str, str]:
     token = secrets.token_urlsafe(32)
+    return token, _token_hash(token)
+
+
+def _actor_or_none(actor: Any) -> Any:
+    return actor if actor is not None and actor.is_authenticated else None
+
+
+@transaction.atomic
+def invitation_create(*, project: Project, user: Any, actor: Any) -> str:
+    """A new single-use link token for ``user`` (earlier open links of theirs for the project stop working).
+    NotInvitable unless ``account_invitable``."""
+    _require_manager(project, actor)
+    if not account_invitable(project=project, user=user):
+        raise NotInvitable(NOT_INVITABLE)
+    Invitation.objects.filter(project=project, user=user, joins_as="", accepted_at__isnull=True).delete()
+    token, digest = _new_token()
     Invitation.objects.create(
         project=project,
         user=user,
-        token_sha256=_token_hash(token),
+        token_sha256=digest,
         expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
-        created_by=actor if actor is not None and actor.is_authenticated else None,
+        created_by=_actor_or_none(actor),
     )
     return token
+
+
+def _join_invitation_create(
+    project: Project, user: Any, role: str, actor: Any, invitation_url: Callable[[str], str] | None
+) -> str:
+    Invitation.objects.filter(project=project, user=user, joins_as=role, accepted_at__isnull=True).delete()
+    token, digest = _new_token()
+    Invitation.objects.create(
+        project=project,
+        user=user,
+        joins_as=role,
+        token_sha256=digest,
+        expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
+        created_by=_actor_or_none(actor),
+    )
+    if invitation_url is not None and user.email:
+        message = INVITATION_MAIL_BODY.format(
+            project=project.title, role=Role(role).label, days=INVITATION_DAYS, link=invitation_url(token)
+        )
+        subject = INVITATION_MAIL_SUBJECT.format(project=project.title)
+        transaction.on_commit(lambda: send_mail(subject, message, None, [user.email], fail_silently=True))
+    return token
+
+
+def account_invitations_end(*, user: Any) -> int:
+    """End every open account link of ``user`` and its right to new ones (it got a password or signed in).
+    Join invitations stay: they ask a signed-in account for consent. Returns how many links ended."""
+    ended, _ = Invitation.objects.filter(user=user, joins_as="", accepted_at__isnull=True).delete()
+    ProvisionedAccount.objects.filter(user=user, invitable=True).update(invitable=False)
+    return ended
+
+
+def account_reset_activates(*, user: Any) -> None:
+    """A password reset of an invited account that has not signed in yet activates it, as its link would."""
+    if user.is_active or user.last_login is not None:
+        return
+    if ProvisionedAccount.objects.filter(user=user, invitable=True).exists():
+        user.is_active = True
+        User.objects.filter(pk=user.pk).update(is_active=True)
+
+
+def password_change_required(*, user: Any) -> bool:
+    """The account still has the temporary password it was made with."""
+    return ProvisionedAccount.objects.filter(user=user, must_change_password=True).exists()
+
+
+def password_change_done(*, user: Any) -> None:
+    ProvisionedAccount.objects.filter(user=user, must_change_password=True).update(must_change_password=False)
 
 
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def invitation_for_token(*, token: str) -> Invitation:
-    """The open invitation behind a link, or InvitationInvalid (unknown, used, or expired)."""
-    if not token or len(token) > 100:
+def invitation_token_hash(token: str) -> str:
+    """What is stored of a link's token (and what a page keeps in the session between two requests)."""
+    if not token or len(token) > TOKEN_MAX_CHARS:
         raise InvitationInvalid(INVITATION_INVALID)
+    return _token_hash(token)
+
+
+def invitation_for_hash(*, token_sha256: str) -> Invitation:
+    """The open invitation behind a link's token hash, or InvitationInvalid (unknown, used, expired, or
+    an account link to an account no longer invitable)."""
     invitation = (
         Invitation.objects.select_related("user", "project")
-        .filter(token_sha256=_token_hash(token), accepted_at__isnull=True)
+        .filter(token_sha256=token_sha256, accepted_at__isnull=True)
         .first()
     )
     if invitation is None:
         raise InvitationInvalid(INVITATION_INVALID)
     if invitation.expires_at <= timezone.now():
         raise InvitationInvalid(INVITATION_EXPIRED)
+    if not invitation.joins_as and not account_invitable(project=invitation.project, user=invitation.user):
+        raise InvitationInvalid(INVITATION_INVALID)
+    return invitation
+
+
+def _open_invitation_locked(token_sha256: str) -> Invitation:
+    invitation = invitation_for_hash(token_sha256=token_sha256)
+    invitation = Invitation.objects.select_for_update().select_related("user", "project").get(pk=invitation.pk)
+    if invitation.accepted_at is not None:
+        raise InvitationInvalid(INVITATION_INVALID)
     return invitation
 
 
 @transaction.atomic
-def invitation_accept(*, token: str, password: str) -> Any:
+def invitation_accept(*, token_sha256: str, password: str) -> Any:
     """Set the invited account's password (checked by the site's password rules) and let it sign in.
-    The link then stops working."""
-    invitation = invitation_for_token(token=token)
-    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
-    if invitation.accepted_at is not None:
+    The link, and every other open link of the account, then stops working."""
+    invitation = _open_invitation_locked(token_sha256)
+    if invitation.joins_as:
         raise InvitationInvalid(INVITATION_INVALID)
     user = invitation.user
     try:
         password_validation.validate_password(password, user)
     except ValidationError as exc:
         raise ValidationFailed([FieldError("password", message) for message in exc.messages]) from None
+    invitation.accepted_at = timezone.now()
+    invitation.save(update_fields=["accepted_at"])
     user.set_password(password)
     user.is_active = True
     user.save(update_fields=["password", "is_active"])
+    account_invitations_end(user=user)
+    return user
+
+
+@transaction.atomic
+def invitation_join(*, token_sha256: str, user: Any) -> Invitation:
+    """The signed-in ``user`` agrees to join the project of a join invitation addressed to them."""
+    invitation = _open_invitation_locked(token_sha256)
+    if not invitation.joins_as:
+        raise InvitationInvalid(INVITATION_INVALID)
+    if not user.is_authenticated:
+        raise PermissionDenied(JOIN_SIGN_IN)
+    if invitation.user_id != user.pk:
+        raise PermissionDenied(JOIN_WRONG_ACCOUNT)
     invitation.accepted_at = timezone.now()
     invitation.save(update_fields=["accepted_at"])
-    return user
+    project = invitation.project
+    paused = Membership.objects.filter(project=project, user=user, paused=True).exists()
+    Membership.objects.get_or_create(project=project, user=user, role=invitation.joins_as, defaults={"paused": paused})
+    cache.delete(project_size_key(project.pk))
+    return invitation
 
 
 # -- the CSV -------------------------------------------------------------------------------------
@@ -467,3 +665,17 @@ def project_member_user(*, project: Project, username: str) -> Any | None:
     if not username or len(username) > MAX_USERNAME:
         return None
     return User.objects.filter(username=username, memberships__project=project).distinct().first()
+
+
+def project_own_accounts(*, project: Project) -> dict[str, set[int]]:
+    """Ids of the accounts this project made (``own_accounts``: the e-mail shown is the one its researcher
+    typed) and of those that may still get an account link (``invitable``)."""
+    own, invitable = set(), set()
+    rows = ProvisionedAccount.objects.filter(project=project).values_list(
+        "user_id", "invitable", "user__is_active", "user__last_login"
+    )
+    for user_id, can_invite, active, last_login in rows:
+        own.add(user_id)
+        if can_invite and not active and last_login is None:
+            invitable.add(user_id)
+    return {"own_accounts": own, "invitable": invitable}

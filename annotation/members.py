@@ -93,7 +93,11 @@ def project_members(*, project: Project, username: str | None = None) -> list[Me
         had_qualification[user_id] = had_qualification.get(user_id, 0) + n_qualification
     invited = dict(
         Invitation.objects.filter(
-            project=project, user_id__in=list(people), accepted_at__isnull=True, expires_at__gt=timezone.now()
+            project=project,
+            user_id__in=list(people),
+            joins_as="",  # account links only: a join invitation goes to someone not yet a member
+            accepted_at__isnull=True,
+            expires_at__gt=timezone.now(),
         ).values_list("user_id", "expires_at")
     )
     size = project_size(project=project)

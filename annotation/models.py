@@ -132,12 +132,15 @@ class Membership(models.Model):
 
 
 class Invitation(models.Model):
-    """A link that lets a person choose the password of an account a researcher made for them.
+    """A link that lets a person choose the password of an account a researcher made for them, or
+    (``joins_as`` set) lets an existing, signed-in account agree to join the project in that role.
 
     Only a hash of the link's token is stored; the link works once, until ``expires_at``."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    #: Empty: an account invitation (sets the password). A role: a join invitation (consent to membership).
+    joins_as = models.CharField(max_length=12, choices=Role.choices, blank=True, default="")
     token_sha256 = models.CharField(max_length=64, unique=True)
     expires_at = models.DateTimeField()
     accepted_at = models.DateTimeField(null=True, blank=True)
@@ -148,6 +151,25 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation of {self.user} to {self.project}"
+
+
+class ProvisionedAccount(models.Model):
+    """An account a project's team page made (by invitation or with a temporary password).
+
+    Only such an account, while it has never signed in, may get account invitations, and only from the
+    project that made it; ``must_change_password`` holds a temporary password until it is changed."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="provisioned"
+    )
+    project = models.ForeignKey(Project, null=True, on_delete=models.SET_NULL, related_name="+")
+    #: True from creation by an invitation until the account first gets a password or signs in.
+    invitable = models.BooleanField(default=False)
+    must_change_password = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} made for {self.project}"
 
 
 class ImportJob(models.Model):

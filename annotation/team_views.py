@@ -3,19 +3,27 @@ controls to add (one person, or a CSV), change roles, pause, remove; and the inv
 
 Thin: check access, call annotation.member_services or annotation.members, render. One-time secrets
 (an invitation link, a temporary password) are shown in the response that created them, never
-stored in clear and never cached."""
+stored in clear and never cached.
+
+An invitation link is ``/invite/#<token>``: the token sits in the fragment, which no browser sends,
+so it is in no access log and no Referer. A small script posts it to ``/invite/open/``, which keeps
+only its hash in the session and answers with the token-less ``/invite/`` page (Referrer-Policy
+same-origin, the site's default, so the form's POST carries a real Origin and passes CSRF)."""
 
 from __future__ import annotations
 
+import contextlib
+
 from django import forms
+from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import authenticate, get_user_model, login
+from django.contrib.auth import authenticate, get_user_model, login, password_validation
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import member_services as team
 from annotation.access import project_access
@@ -50,7 +58,13 @@ class RolesForm(forms.Form):
 
 
 class AcceptForm(forms.Form):
-    password1 = forms.CharField(label="New password", widget=forms.PasswordInput, max_length=128, strip=False)
+    password1 = forms.CharField(
+        label="New password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        max_length=128,
+        strip=False,
+        help_text=password_validation.password_validators_help_text_html(),
+    )
     password2 = forms.CharField(label="The same again", widget=forms.PasswordInput, max_length=128, strip=False)
 
     def clean(self) -> dict:
@@ -73,6 +87,8 @@ def _render_team(request: HttpRequest, project: Project, *, status: int = 200, *
         "roles": Role.choices,
         "max_rows": team.MAX_ROWS,
         "invitation_days": team.INVITATION_DAYS,
+        "consent_required": settings.CONCORD_MEMBER_CONSENT,
+        **team.project_own_accounts(project=project),
         **extra,
     }
     response = render(request, "annotation/team.html", context, status=status)
@@ -81,14 +97,33 @@ def _render_team(request: HttpRequest, project: Project, *, status: int = 200, *
     return response
 
 
+#: The session key holding the hash of the invitation link being answered (never the token itself).
+INVITATION_SESSION_KEY = "concord_invitation_sha256"
+
+
+def invitation_link(request: HttpRequest, token: str) -> str:
+    """The link a person opens: the token in the fragment, out of every log and Referer."""
+    return request.build_absolute_uri(reverse("invitation")) + "#" + token
+
+
 def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dict]:
-    rows = []
-    for entry in added:
-        link = ""
-        if entry.invitation_token:
-            link = request.build_absolute_uri(reverse("invitation_accept", args=[entry.invitation_token]))
-        rows.append({"entry": entry, "link": link})
-    return rows
+    return [
+        {"entry": entry, "link": invitation_link(request, entry.invitation_token) if entry.invitation_token else ""}
+        for entry in added
+    ]
+
+
+def members_add_for(
+    request: HttpRequest, project: Project, specs: list[team.MemberSpec], accounts: str
+) -> list[team.MemberAdded]:
+    """``members_add`` as the signed-in researcher, with links (for join invitations' mail) on this site."""
+    return team.members_add(
+        project=project,
+        actor=request.user,
+        specs=specs,
+        accounts=accounts,
+        invitation_url=lambda token: invitation_link(request, token),
+    )
 
 
 @login_required
@@ -107,9 +142,7 @@ def team_add(request: HttpRequest, slug: str) -> HttpResponse:
         username=form.cleaned_data["username"].strip(), email=form.cleaned_data["email"], role=form.cleaned_data["role"]
     )
     try:
-        added = team.members_add(
-            project=project, actor=request.user, specs=[spec], accounts=form.cleaned_data["accounts"]
-        )
+        added = members_add_for(request, project, [spec], form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         return _render_team(request, project, add_form=form, add_errors=exc.errors, status=400)
     return _render_team(request, project, added=_added_rows(request, added))
@@ -128,9 +161,7 @@ def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return _render_team(request, project, upload_form=form, upload_errors=[message], status=400)
     try:
         specs = team.members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
-        added = team.members_add(
-            project=project, actor=request.user, specs=specs, accounts=form.cleaned_data["accounts"]
-        )
+        added = members_add_for(request, project, specs, form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         errors = [str(e) for e in exc.errors]
         if exc.total > len(exc.errors):
@@ -201,46 +232,119 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
 @login_required
 @require_POST
 def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    """A new invitation link for a member who has not signed in yet (the old link stops working)."""
+    """A new invitation link for a member this project invited who has not signed in yet (the old link
+    stops working); refused for any other account."""
     project = _team_project(request, slug)
     user = _member(project, user_id)
-    if user.is_active:
-        return _render_team(request, project, member_errors=[f"{user.username} can already sign in."], status=409)
-    token = team.invitation_create(project=project, user=user, actor=request.user)
-    entry = team.MemberAdded(username=user.username, role="", created=False, already=True, invitation_token=token)
+    try:
+        token = team.invitation_create(project=project, user=user, actor=request.user)
+    except team.NotInvitable as exc:
+        return _render_team(request, project, member_errors=[f"{user.username}: {exc.message}"], status=409)
+    entry = team.MemberAdded(
+        username=user.username,
+        role="",
+        created=False,
+        already=True,
+        invitation_token=token,
+        entered=user.username,
+        outcome=team.INVITATION_SENT,
+    )
     return _render_team(request, project, added=_added_rows(request, [entry]))
 
 
-@require_http_methods(["GET", "POST"])
-def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
-    """Anyone holding the link chooses the account's password; then they are signed in."""
+def _invitation_page(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
+    response = render(request, "annotation/invitation_accept.html", context, status=status)
+    add_never_cache_headers(response)
+    return response
+
+
+def _link_open_page(request: HttpRequest, *, invalid: str = "", status: int = 200) -> HttpResponse:
+    context = {
+        "heading": "Invitation",
+        "action": reverse("invitation_open"),
+        "invalid": invalid,
+        "max_chars": team.TOKEN_MAX_CHARS,
+    }
+    response = render(request, "registration/link_open.html", context, status=status)
+    add_never_cache_headers(response)
+    return response
+
+
+@require_POST
+def invitation_open(request: HttpRequest) -> HttpResponse:
+    """The link's token, posted from its fragment: its hash goes in the session, the token nowhere."""
     try:
-        invitation = team.invitation_for_token(token=token)
+        digest = team.invitation_token_hash(request.POST.get("token", "").strip())
+        team.invitation_for_hash(token_sha256=digest)
     except team.InvitationInvalid as exc:
-        response = render(request, "annotation/invitation_accept.html", {"invalid": exc.message}, status=404)
-        response["Referrer-Policy"] = "no-referrer"
-        return response
+        return _link_open_page(request, invalid=exc.message, status=404)
+    request.session[INVITATION_SESSION_KEY] = digest
+    return redirect("invitation")
+
+
+@require_GET
+def invitation_legacy(request: HttpRequest, token: str) -> HttpResponse:
+    """A link of the earlier form, ``/invite/<token>/``: its hash goes in the session, then ``/invite/``."""
+    with contextlib.suppress(team.InvitationInvalid):  # too long: the page then asks for the code
+        request.session[INVITATION_SESSION_KEY] = team.invitation_token_hash(token)
+    response = redirect("invitation")
+    response["Referrer-Policy"] = "no-referrer"  # this one address holds the token
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def invitation(request: HttpRequest) -> HttpResponse:
+    """The invitation being answered (from the session): choose the new account's password and be signed
+    in, or, for a join invitation, agree to join while signed in as the invited account."""
+    digest = request.session.get(INVITATION_SESSION_KEY)
+    if not digest:
+        return _link_open_page(request)
+    try:
+        found = team.invitation_for_hash(token_sha256=digest)
+    except team.InvitationInvalid as exc:
+        request.session.pop(INVITATION_SESSION_KEY, None)
+        return _invitation_page(request, {"invalid": exc.message}, status=404)
+    if found.joins_as:
+        return _join(request, found, digest)
     form = AcceptForm(request.POST or None)
     status = 200
     if request.method == "POST":
         if form.is_valid():
+            password = form.cleaned_data["password1"]
             try:
-                user = team.invitation_accept(token=token, password=form.cleaned_data["password1"])
+                user = team.invitation_accept(token_sha256=digest, password=password)
             except ValidationFailed as exc:
                 for error in exc.errors:
                     form.add_error("password1", error.message)
             except team.InvitationInvalid as exc:
-                return render(request, "annotation/invitation_accept.html", {"invalid": exc.message}, status=404)
+                return _invitation_page(request, {"invalid": exc.message}, status=404)
             else:
+                request.session.pop(INVITATION_SESSION_KEY, None)
                 # Sign in through the configured backends, as the sign-in form would.
-                signed_in = authenticate(request, username=user.username, password=form.cleaned_data["password1"])
+                signed_in = authenticate(request, username=user.username, password=password)
                 if signed_in is not None:
                     login(request, signed_in)
                 messages.success(request, f"Welcome, {user.username}: your account is ready.")
-                return redirect("project_detail", slug=invitation.project.slug)
+                return redirect("project_detail", slug=found.project.slug)
         status = 400
-    context = {"invitation": invitation, "form": form}
-    response = render(request, "annotation/invitation_accept.html", context, status=status)
-    response["Referrer-Policy"] = "no-referrer"  # the link's token must not leak to another site
-    add_never_cache_headers(response)
-    return response
+    return _invitation_page(request, {"invitation": found, "form": form}, status=status)
+
+
+def _join(request: HttpRequest, found, digest: str) -> HttpResponse:
+    context = {"invitation": found, "join": True, "role": Role(found.joins_as).label}
+    if not request.user.is_authenticated:
+        context["join_problem"] = team.JOIN_SIGN_IN
+        context["login_url"] = reverse("login") + "?next=" + reverse("invitation")
+        return _invitation_page(request, context)
+    if request.user.pk != found.user_id:
+        context["join_problem"] = team.JOIN_WRONG_ACCOUNT
+        return _invitation_page(request, context, status=403)
+    if request.method == "POST":
+        try:
+            team.invitation_join(token_sha256=digest, user=request.user)
+        except team.InvitationInvalid as exc:
+            return _invitation_page(request, {"invalid": exc.message}, status=404)
+        request.session.pop(INVITATION_SESSION_KEY, None)
+        messages.success(request, f"You joined {found.project.title}.")
+        return redirect("project_detail", slug=found.project.slug)
+    return _invitation_page(request, context)

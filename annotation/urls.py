@@ -33,7 +33,9 @@ urlpatterns = [
     path("p/<slug:slug>/team/<int:user_id>/pause/", team_views.member_pause, name="member_pause"),
     path("p/<slug:slug>/team/<int:user_id>/remove/", team_views.member_remove, name="member_remove"),
     path("p/<slug:slug>/team/<int:user_id>/invite/", team_views.member_invite, name="member_invite"),
-    path("invite/<str:token>/", team_views.invitation_accept, name="invitation_accept"),
+    path("invite/", team_views.invitation, name="invitation"),
+    path("invite/open/", team_views.invitation_open, name="invitation_open"),
+    path("invite/<str:token>/", team_views.invitation_legacy, name="invitation_accept"),
     path("p/<slug:slug>/items/", item_views.item_list, name="item_list"),
     path("p/<slug:slug>/items/<int:item_id>/", item_views.item_page_view, name="item_page"),
 ]

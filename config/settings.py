@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A temporary password is changed before anything else (accounts/middleware.py).
+    "accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -137,9 +139,17 @@ else:
         }
     }
 
+# Every password a person chooses (invitation, temporary-password change, password change and reset) passes
+# these: not like the username or e-mail, at least CONCORD_PASSWORD_MIN_LENGTH characters, not a common
+# password, not digits only (docs/security.md, "Accounts").
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": int(os.environ.get("CONCORD_PASSWORD_MIN_LENGTH", "10"))},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # django-axes first (config/auth.py): it refuses a locked-out sign-in before the password is checked. Then Django's
 # ModelBackend with the per-request user read written out (config/auth.py).
@@ -190,6 +200,9 @@ EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+# A mail server that does not answer must not hold a web worker for long.
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "concord@localhost")
 
 # HTTPS. CONCORD_HTTPS=true turns every switch below on (each can still be set on its own);
@@ -353,6 +366,9 @@ FILE_UPLOAD_HANDLERS = ["annotation.uploads.CappedTemporaryFileUploadHandler"]
 # Any signed-in user may create projects (and becomes their researcher). Off: only staff and holders of
 # the annotation.add_project permission create projects.
 CONCORD_SELF_SERVICE_PROJECTS = env_bool("CONCORD_SELF_SERVICE_PROJECTS", False)
+# On: a researcher adding an existing account sends it a join invitation that the person accepts while
+# signed in, instead of adding them directly (docs/security.md, "Accounts").
+CONCORD_MEMBER_CONSENT = env_bool("CONCORD_MEMBER_CONSENT", False)
 
 # --- LLM judges (judges/) ---------------------------------------------------------------------------
 # Pre-annotation by an OpenAI-compatible server (a `vllm serve` GPU host, or OpenAI), in-process

@@ -75,7 +75,13 @@ class WriteTests:
         response = client.post(LIST, {"username": "outsider", "role": "annotator"}, format="json")
         assert response.status_code == 201
         body = response.json()
-        assert body["member"]["roles"] == ["annotator"] and not body["created"] and body["temporary_password"] == ""
+        assert body == {
+            "entered": "outsider",
+            "role": "annotator",
+            "outcome": "added",
+            "invitation_url": "",
+            "temporary_password": "",
+        }
         response = client.patch(
             member_url("outsider"), {"roles": ["annotator", "expert"], "paused": True}, format="json"
         )
@@ -91,10 +97,12 @@ class WriteTests:
         )
         assert response.status_code == 201 and response["Cache-Control"] == "no-store"
         body = response.json()
-        assert body["created"] and "/invite/" in body["invitation_url"] and body["member"]["state"] == "invited"
+        assert body["outcome"] == "invitation_sent" and "/invite/#" in body["invitation_url"]
         assert Invitation.objects.filter(user__username="dana").count() == 1
-        listed = client_for(people["res"]).get(LIST).content.decode()
-        assert body["invitation_url"].rsplit("/invite/", 1)[1].strip("/") not in listed
+        listed = client_for(people["res"]).get(LIST)
+        assert body["invitation_url"].rsplit("#", 1)[1] not in listed.content.decode()
+        dana = next(m for m in listed.json() if m["username"] == "dana")
+        assert dana["state"] == "invited" and dana["email"] == "dana@example.org"  # the address the researcher typed
 
     def test_staff_flags_cannot_be_granted_through_the_api(self, study):
         project, people = study

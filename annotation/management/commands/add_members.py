@@ -56,7 +56,9 @@ class Command(BaseCommand):
                 "role": entry.role,
                 "created": entry.created,
                 "already": entry.already,
-                "invitation_path": reverse("invitation_accept", args=[entry.invitation_token])
+                "outcome": entry.outcome,
+                # The token in the fragment: no access log or Referer ever holds it.
+                "invitation_path": reverse("invitation") + "#" + entry.invitation_token
                 if entry.invitation_token
                 else None,
                 "temporary_password": entry.temporary_password or None,
