@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a body over its route's cap (config/request_limits.py) is refused before anything reads it.
+    "config.request_limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -248,7 +250,13 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # Uploaded import files go to disk at once so that a large file never sits in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 0
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request bodies are bounded per route before they are read (config/request_limits.py, docs/security.md):
+# CONCORD_REQUEST_MAX_BYTES by default, CONCORD_SIGN_IN_MAX_BYTES for sign-in and token requests and
+# CONCORD_IMPORT_MAX_BYTES for imports. Django's own limit is off: it would answer an API import above it
+# with an HTML 400 before those caps.
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
+CONCORD_REQUEST_MAX_BYTES = int(os.environ.get("CONCORD_REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
+CONCORD_SIGN_IN_MAX_BYTES = int(os.environ.get("CONCORD_SIGN_IN_MAX_BYTES", "4096"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
