@@ -398,6 +398,14 @@ JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "60"))
 JUDGE_WATCH_SECONDS = float(os.environ.get("JUDGE_WATCH_SECONDS", "5"))
 # A chunk claimed this many times without finishing stops its run with the last error.
 JUDGE_CHUNK_MAX_CLAIMS = int(os.environ.get("JUDGE_CHUNK_MAX_CLAIMS", "5"))
+# The models the in-process vllm backend may load, as JSON: judges name one, the worker loads its path
+# or repository, e.g. {"qwen3-32b": "/models/Qwen3-32B"}. Checked at start-up (judges.E002).
+try:
+    VLLM_MODELS = json.loads(os.environ.get("CONCORD_VLLM_MODELS") or "{}")
+except ValueError as exc:
+    raise ImproperlyConfigured(f"CONCORD_VLLM_MODELS is not valid JSON: {exc}") from None
+if not isinstance(VLLM_MODELS, dict):
+    raise ImproperlyConfigured("CONCORD_VLLM_MODELS must be a JSON object: name -> path or repository")
 # Extra vllm.LLM arguments on GPU workers, as JSON: {"tensor_parallel_size": 2, "max_model_len": 8192}.
 VLLM_ENGINE_OPTIONS = os.environ.get("VLLM_ENGINE_OPTIONS", "{}")
 # The judge-backend registry (Django's backend pattern, like CONCORD_TASK_KINDS).
