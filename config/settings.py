@@ -208,6 +208,8 @@ if env_bool("CONCORD_PROXY_SSL_HEADER", False):
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# A refused form gets Concord's page saying why and how to send it again (the API answers JSON).
+CSRF_FAILURE_VIEW = "config.error_views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 
 # Heavy agreement requests: a page or API request computes at most this many bootstrap resamples
@@ -331,8 +333,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error_without_traceback": {"()": "config.log_filters.ClientErrorWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # A refused request (403, 404) is one line in the log, not a traceback; 5xx keep theirs.
+    "loggers": {"django.request": {"filters": ["client_error_without_traceback"]}},
 }
 
 # The task-kind registry: adding a kind is its folders (docs/task-kinds.md) and one line here.
