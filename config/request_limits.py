@@ -37,12 +37,14 @@ class BodyLimit:
 #: reaches the form, which names the cap beside the field (annotation.uploads stops writing it at the cap).
 UPLOAD_FORM_MARGIN = 64 * 1024
 
-#: The cap on request bodies, by URL name. Routes not named here get CONCORD_REQUEST_MAX_BYTES.
+#: The cap on request bodies, by URL name as reverse() takes it ("admin:login"). Routes not named here
+#: get CONCORD_REQUEST_MAX_BYTES.
 BODY_LIMITS: dict[str, BodyLimit] = {
     # Open to anyone: a username and a password, or an e-mail address.
     "api_token": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     "login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     "password_reset": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "admin:login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     # Bulk imports through the API.
     "api_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
     # File uploads from pages.
@@ -92,7 +94,7 @@ def body_refusal(request: HttpRequest) -> HttpResponse | None:
     if size <= _smallest_limit():
         return None  # within every cap: no need to find the route
     try:
-        url_name = resolve(request.path_info).url_name
+        url_name = resolve(request.path_info).view_name
     except Resolver404:
         url_name = None
     limit, setting = body_limit(url_name)
