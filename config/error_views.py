@@ -15,34 +15,35 @@ API_FORBIDDEN = "You do not have permission to perform this action."
 API_BAD_REQUEST = "Bad request."
 
 
-def _is_api(request: HttpRequest) -> bool:
+def is_api_request(request: HttpRequest) -> bool:
+    """Whether the request is for the REST API, which answers in JSON whatever refuses it."""
     return request.path_info.startswith("/api/")
 
 
 @requires_csrf_token
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """settings.CSRF_FAILURE_VIEW: the form is refused, the page says why and how to send it again."""
-    if _is_api(request):
+    if is_api_request(request):
         return JsonResponse({"detail": CSRF_FAILED.format(reason=reason)}, status=403)
     return render(request, "403_csrf.html", {"reason": reason}, status=403)
 
 
 @requires_csrf_token
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
+    if is_api_request(request):
         return JsonResponse({"detail": str(exception) or API_FORBIDDEN}, status=403)
     return defaults.permission_denied(request, exception)
 
 
 @requires_csrf_token
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
+    if is_api_request(request):
         return JsonResponse({"detail": API_NOT_FOUND}, status=404)
     return defaults.page_not_found(request, exception)
 
 
 @requires_csrf_token
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
+    if is_api_request(request):
         return JsonResponse({"detail": API_BAD_REQUEST}, status=400)
     return defaults.bad_request(request, exception)

@@ -24,6 +24,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 
+from config.error_views import is_api_request
+
 
 @dataclass(frozen=True)
 class BodyLimit:
@@ -70,7 +72,7 @@ def _smallest_limit() -> int:
 
 
 def _refusal(request: HttpRequest, *, status: int, code: str, detail: str) -> HttpResponse:
-    if request.path_info.startswith("/api/"):
+    if is_api_request(request):
         return JsonResponse({"code": code, "detail": detail}, status=status)
     page = render_to_string("413.html", {"detail": detail, "status": status}, request=request)
     return HttpResponse(page, status=status)
