@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a body over its route's cap (config/request_limits.py) is refused before anything reads it.
+    "config.request_limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -219,6 +221,8 @@ if env_bool("CONCORD_PROXY_SSL_HEADER", False):
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# A refused form gets Concord's page saying why and how to send it again (the API answers JSON).
+CSRF_FAILURE_VIEW = "config.error_views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 
 # Heavy agreement requests: a page or API request computes at most this many bootstrap resamples
@@ -261,7 +265,13 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # Uploaded import files go to disk at once so that a large file never sits in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 0
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request bodies are bounded per route before they are read (config/request_limits.py, docs/security.md):
+# CONCORD_REQUEST_MAX_BYTES by default, CONCORD_SIGN_IN_MAX_BYTES for sign-in and token requests and
+# CONCORD_IMPORT_MAX_BYTES for imports. Django's own limit is off: it would answer an API import above it
+# with an HTML 400 before those caps.
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
+CONCORD_REQUEST_MAX_BYTES = int(os.environ.get("CONCORD_REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
+CONCORD_SIGN_IN_MAX_BYTES = int(os.environ.get("CONCORD_SIGN_IN_MAX_BYTES", "4096"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -336,8 +346,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error_without_traceback": {"()": "config.log_filters.ClientErrorWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # A refused request (403, 404) is one line in the log, not a traceback; 5xx keep theirs.
+    "loggers": {"django.request": {"filters": ["client_error_without_traceback"]}},
 }
 
 # The task-kind registry: adding a kind is its folders (docs/task-kinds.md) and one line here.
@@ -406,6 +419,14 @@ JUDGE_LEASE_SECONDS = float(os.environ.get("JUDGE_LEASE_SECONDS", "60"))
 JUDGE_WATCH_SECONDS = float(os.environ.get("JUDGE_WATCH_SECONDS", "5"))
 # A chunk claimed this many times without finishing stops its run with the last error.
 JUDGE_CHUNK_MAX_CLAIMS = int(os.environ.get("JUDGE_CHUNK_MAX_CLAIMS", "5"))
+# The models the in-process vllm backend may load, as JSON: judges name one, the worker loads its path
+# or repository, e.g. {"qwen3-32b": "/models/Qwen3-32B"}. Checked at start-up (judges.E002).
+try:
+    VLLM_MODELS = json.loads(os.environ.get("CONCORD_VLLM_MODELS") or "{}")
+except ValueError as exc:
+    raise ImproperlyConfigured(f"CONCORD_VLLM_MODELS is not valid JSON: {exc}") from None
+if not isinstance(VLLM_MODELS, dict):
+    raise ImproperlyConfigured("CONCORD_VLLM_MODELS must be a JSON object: name -> path or repository")
 # Extra vllm.LLM arguments on GPU workers, as JSON: {"tensor_parallel_size": 2, "max_model_len": 8192}.
 VLLM_ENGINE_OPTIONS = os.environ.get("VLLM_ENGINE_OPTIONS", "{}")
 # The judge-backend registry (Django's backend pattern, like CONCORD_TASK_KINDS).

@@ -17,3 +17,8 @@ urlpatterns = [
     path("", include("judges.urls")),
     path("", include("validation.urls")),
 ]
+
+# Concord's own pages for refused requests; the API keeps answering JSON (config/error_views.py).
+handler400 = "config.error_views.bad_request"
+handler403 = "config.error_views.permission_denied"
+handler404 = "config.error_views.page_not_found"

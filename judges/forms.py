@@ -4,7 +4,7 @@ from django import forms
 
 from annotation.models import Project
 from judges.backends import backend_names, get_backend
-from judges.endpoints import endpoint_names
+from judges.endpoints import endpoint_names, local_model_names
 from judges.models import MAX_CONCURRENCY, Judge
 from judges.prompting import prompts_for
 
@@ -12,6 +12,12 @@ from judges.prompting import prompts_for
 def backend_choices(*, kind: str) -> list[tuple[str, str]]:
     """Backends that have a prompt for ``kind``: a kind without a baseline is not offered one."""
     return [(name, get_backend(name).label) for name in backend_names() if prompts_for(kind=kind, backend=name)]
+
+
+def model_help_text() -> str:
+    """What the model field takes: the server's name for openai, one of the operator's names for vllm."""
+    names = ", ".join(local_model_names()) or "none configured"
+    return f"The server's model name for openai (e.g. Qwen/Qwen3-32B); for vllm one of the operator's models: {names}."
 
 
 class JudgeForm(forms.Form):
@@ -33,6 +39,7 @@ class JudgeForm(forms.Form):
         self.fields["backend"].choices = backends
         self.fields["backend"].initial = backends[0][0] if backends else None
         self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
+        self.fields["model"].help_text = model_help_text()
         keys = {p.key: f"{p.key} — {p.title}" for b, _ in backends for p in prompts_for(kind=project.kind, backend=b)}
         self.fields["prompt"].choices = [("", "default"), *keys.items()]
 

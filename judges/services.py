@@ -19,7 +19,8 @@ from django.utils import timezone
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Item, Project
 from judges.backends import backend_class, backend_names, get_backend
-from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
+from judges.backends.base import JudgeBackend
+from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, UnknownModel, get_endpoint, local_model_source
 from judges.errors import (
     CANNOT_CANCEL,
     CANNOT_RESUME,
@@ -60,6 +61,29 @@ def judge_prompt(*, kind: str, backend: str, prompt: str = "") -> Prompt:
     return chosen
 
 
+def operator_model_and_endpoint(*, engine: JudgeBackend, model: str, endpoint: str) -> tuple[str, str]:
+    """The model and endpoint (empty for backends without a server) that a run of a model ``engine``
+    uses. JudgeInvalid unless both are the operator's: an endpoint configured by name, and for backends
+    that load weights themselves a model configured by name. Nothing a user types picks where requests
+    go or which file or repository a worker loads."""
+    model = model.strip() or settings.JUDGE_MODEL
+    if not model:
+        raise JudgeInvalid(MODEL_REQUIRED.format(backend=engine.name))
+    if engine.loads_model:
+        try:
+            local_model_source(model, backend=engine.name)
+        except UnknownModel as exc:
+            raise JudgeInvalid(str(exc)) from None
+    if not engine.needs_server:
+        return model, ""
+    endpoint = endpoint.strip() or DEFAULT_ENDPOINT
+    try:
+        get_endpoint(endpoint)
+    except UnknownEndpoint as exc:
+        raise JudgeInvalid(str(exc)) from None
+    return model, endpoint
+
+
 def _judge_config(
     *,
     kind: str,
@@ -79,18 +103,7 @@ def _judge_config(
         # A baseline has no model or server; keeping them empty keeps one baseline config one judge.
         model, endpoint, temperature, max_tokens = "", "", 0.0, DEFAULT_MAX_TOKENS
     else:
-        model = model.strip() or settings.JUDGE_MODEL
-        if not model:
-            raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
-    if engine.needs_server:
-        # Only a configured endpoint, by name: nothing a user types picks where requests go.
-        endpoint = endpoint.strip() or DEFAULT_ENDPOINT
-        try:
-            get_endpoint(endpoint)
-        except UnknownEndpoint as exc:
-            raise JudgeInvalid(str(exc)) from None
-    else:
-        endpoint = ""
+        model, endpoint = operator_model_and_endpoint(engine=engine, model=model, endpoint=endpoint)
     return {
         "kind": kind,
         "backend": backend,

@@ -93,6 +93,8 @@ class JudgeBackend:
     needs_model: ClassVar[bool] = True
     #: Backends that call a server name one of the operator's endpoints (judges.endpoints).
     needs_server: ClassVar[bool] = False
+    #: Backends that load weights themselves name one of the operator's models (judges.endpoints).
+    loads_model: ClassVar[bool] = False
     #: Items per chunk (one Celery task) unless JUDGE_CHUNK_SIZE says otherwise.
     chunk_size: ClassVar[int] = 100
 

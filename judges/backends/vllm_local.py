@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from judges.backends.base import FAILED, OK, SKIPPED, CallOptions, JudgeBackend, Outcome
+from judges.endpoints import UnknownModel, local_model_source
 from judges.errors import VLLM_NOT_INSTALLED, BackendMisconfigured, BackendUnavailable, JudgeOutputInvalid
 from judges.models import Judge
 from judges.prompting import JudgeRequest, Prompt
@@ -38,6 +39,7 @@ class VllmBackend(JudgeBackend):
     name = "vllm"
     label = "vLLM in-process (GPU workers)"
     gpu = True
+    loads_model = True
     # Large batches keep the GPU busy; vLLM schedules them itself.
     chunk_size = 512
 
@@ -55,13 +57,19 @@ class VllmBackend(JudgeBackend):
         return self._vllm
 
     def engine(self, model: str) -> Any:
+        """The engine for the operator's model called ``model``. Defence in depth: the services accept
+        configured names only, and a worker still refuses a judge row naming anything else."""
         global _engine
+        try:
+            source = local_model_source(model, backend=self.name)
+        except UnknownModel as exc:
+            raise BackendMisconfigured(str(exc)) from None
         options = engine_options()
-        key = (model, json.dumps(options, sort_keys=True))
+        key = (source, json.dumps(options, sort_keys=True))
         if _engine is None or _engine[0] != key:
             # One model per GPU worker: a different model replaces the loaded one.
             _engine = None
-            _engine = (key, self.vllm.LLM(model=model, **options))
+            _engine = (key, self.vllm.LLM(model=source, **options))
         return _engine[1]
 
     def structured_output(self, schema: dict) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from django import forms
 from annotation.models import Project
 from judges.backends import backend_names, get_backend
 from judges.endpoints import endpoint_names
+from judges.forms import model_help_text
 from judges.generation.steps import steps_for_kind
 from judges.generation.steps.copa_profile import CURRENT, PRECEDING
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
@@ -42,6 +43,7 @@ class GenerateForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["model"].help_text = model_help_text()
         self.steps = steps_for_kind(project.kind)
         self.fields["step"].choices = [(s.name, s.label) for s in self.steps]
         self.fields["backend"].choices = [(name, get_backend(name).label) for name in backend_names()]

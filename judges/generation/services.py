@@ -31,8 +31,7 @@ from annotation.errors import ErrorCollector, FieldError, ImportRejected, Valida
 from annotation.importing import Record, import_item_records
 from annotation.models import Item, Project
 from judges.backends import backend_names, get_backend
-from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
-from judges.errors import MODEL_REQUIRED, UNKNOWN_BACKEND, JudgeInvalid, RunStateError
+from judges.errors import UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
 from judges.leasing import (
@@ -45,7 +44,7 @@ from judges.leasing import (
     stop_run,
 )
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun
-from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges
+from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges, operator_model_and_endpoint
 
 UNKNOWN_STEP = "unknown step {step!r}; choose one of {known}"
 STEP_OF_ANOTHER_KIND = "step {step!r} makes {made} items, but project {project!r} is a {kind} project"
@@ -78,18 +77,7 @@ def _config(
     engine = get_backend(backend)
     if engine.is_baseline:
         return RunConfig(backend, "", "", 0.0, DEFAULT_MAX_TOKENS, seed)
-    model = model.strip() or settings.JUDGE_MODEL
-    if not model:
-        raise JudgeInvalid(MODEL_REQUIRED.format(backend=backend))
-    if engine.needs_server:
-        # Only a configured endpoint, by name: nothing a user types picks where requests go.
-        endpoint = endpoint.strip() or DEFAULT_ENDPOINT
-        try:
-            get_endpoint(endpoint)
-        except UnknownEndpoint as exc:
-            raise JudgeInvalid(str(exc)) from None
-    else:
-        endpoint = ""
+    model, endpoint = operator_model_and_endpoint(engine=engine, model=model, endpoint=endpoint)
     chosen = step.default_temperature if temperature is None else temperature
     return RunConfig(backend, model, endpoint, chosen, max_tokens, seed)
 

@@ -69,6 +69,49 @@ def test_tex_in_an_item_served_by_htmx_renders_too(page, live_server, sign_in, c
     assert Annotation.objects.count() == 1
 
 
+#: Formulas from an import that try to take over the page, and one that is merely large.
+HOSTILE_TEX = (
+    "A box: $\\rule{500em}{500em}$ in a line.\n\n"
+    "Lowered: $$\\raisebox{-200em}{X}$$\n\n"
+    "Pushed aside: $\\kern-300em Y$ here.\n\n"
+    "Tall: $$\\begin{array}{c}" + "1 \\\\ " * 400 + "\\end{array}$$\n\n"
+    "Fine: $a^2 + b^2 = c^2$."
+)
+#: The area a formula draws on, its own box and every box inside it (not KaTeX's MathML copy, which is
+#: clipped to nothing), in px, and its text's em.
+DRAWN = """(span) => {
+  const rects = [span, ...span.querySelectorAll('*')].filter(e => !e.closest('.katex-mathml'))
+    .map(e => e.getBoundingClientRect()).filter(r => r.width || r.height);
+  const em = parseFloat(getComputedStyle(span).fontSize);
+  return {em, top: Math.min(...rects.map(r => r.top)), bottom: Math.max(...rects.map(r => r.bottom)),
+          left: Math.min(...rects.map(r => r.left)), right: Math.max(...rects.map(r => r.right))};
+}"""
+
+
+def test_no_formula_draws_a_giant_box_or_outside_its_place(page, live_server, sign_in, copa_project):
+    project = copa_project([HOSTILE_TEX])
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    page.wait_for_selector(".math-inline .katex")
+    formulas = page.locator("[data-math]")
+    assert formulas.count() == 5 and page.locator("[data-math]:not([data-rendered])").count() == 0
+    width = page.viewport_size["width"]
+    shown_as_source = []
+    for index in range(formulas.count()):
+        formula = formulas.nth(index)
+        if formula.evaluate("e => e.classList.contains('math-source')"):
+            # Plain text flowing in its paragraph: nothing drawn, nothing placed over the form.
+            assert formula.evaluate("e => e.children.length") == 0
+            shown_as_source.append(index)
+            continue
+        drawn = formula.evaluate(DRAWN)
+        assert drawn["bottom"] - drawn["top"] <= 16 * drawn["em"]
+        assert drawn["left"] >= 0 and drawn["right"] <= width
+    # maxSize keeps the rule to 10 em; what would still land far away is shown as its TeX source.
+    assert formulas.nth(0).locator(".katex").count() == 1 and shown_as_source == [1, 2, 3]
+    assert formulas.nth(1).text_content() == "\\raisebox{-200em}{X}"
+
+
 def test_edit_after_undo_stays_in_the_workspace(page, live_server, sign_in, copa_project):
     project = copa_project(["First question?", "Second question?"])
     sign_in(page, "ann1")

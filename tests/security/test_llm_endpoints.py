@@ -1,4 +1,5 @@
-"""Where judges send requests is the operator's configuration: users choose an endpoint by name only."""
+"""Where judges send requests and what they load is the operator's configuration: users choose an
+endpoint, and for in-process vLLM a model, by name only."""
 
 import json
 import os
@@ -16,9 +17,17 @@ from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
-from judges.endpoints import endpoint_problems, get_endpoint
+from judges.endpoints import (
+    UNKNOWN_MODEL,
+    check_local_models,
+    endpoint_problems,
+    get_endpoint,
+    local_model_problems,
+    local_model_source,
+)
 from judges.errors import JudgeInvalid
-from judges.models import Judge
+from judges.generation.services import generation_run_start
+from judges.models import GenerationRun, Judge
 from judges.services import judge_get_or_create, judge_run_start
 from tests.api.conftest import client_for
 
@@ -158,6 +167,86 @@ class ConfigurationTests:
             [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode != 0 and "judges.E001" in done.stderr
+
+
+#: Paths and repositories a user might try to make a GPU worker load.
+NOT_CONFIGURED = ["/etc", "../../var/concord.sqlite3", "/models/Qwen3-32B", "someone/their-model", ""]
+
+
+@pytest.fixture
+def local_models(settings):
+    settings.VLLM_MODELS = {"qwen3-32b": "/models/Qwen3-32B", "qwen3-8b": "Qwen/Qwen3-8B"}
+    settings.JUDGE_MODEL = ""
+    return settings.VLLM_MODELS
+
+
+class LocalModelTests:
+    def test_a_vllm_judge_names_a_configured_model_and_the_worker_loads_its_source(
+        self, researcher_project, local_models
+    ):
+        project, _ = researcher_project
+        judge, _ = judge_get_or_create(project=project, backend="vllm", model="qwen3-32b")
+        assert judge.model == "qwen3-32b" and local_model_source(judge.model) == "/models/Qwen3-32B"
+
+    @pytest.mark.parametrize("model", NOT_CONFIGURED)
+    def test_a_path_or_repository_is_refused_by_the_service(self, researcher_project, local_models, model):
+        project, _ = researcher_project
+        with pytest.raises(JudgeInvalid) as caught:
+            judge_get_or_create(project=project, backend="vllm", model=model)
+        if model:
+            assert caught.value.message == UNKNOWN_MODEL.format(name=model, backend="vllm", known="qwen3-32b, qwen3-8b")
+        assert not Judge.objects.exists()
+
+    def test_without_configured_models_the_message_says_what_to_set(self, researcher_project, settings):
+        project, _ = researcher_project
+        settings.VLLM_MODELS = {}
+        with pytest.raises(JudgeInvalid, match="none \\(set CONCORD_VLLM_MODELS\\)"):
+            judge_get_or_create(project=project, backend="vllm", model="Qwen/Qwen3-8B")
+
+    def test_the_openai_backend_still_takes_the_server_s_model_name(self, researcher_project, local_models):
+        project, _ = researcher_project
+        judge, _ = judge_get_or_create(project=project, backend="openai", model="Qwen/Qwen3-32B")
+        assert judge.model == "Qwen/Qwen3-32B"  # a name the configured server answers to, never loaded here
+
+    def test_the_api_refuses_a_path_with_a_400_and_stores_nothing(self, researcher_project, local_models):
+        _, user = researcher_project
+        response = client_for(user).post(
+            "/api/projects/mine/runs/", {"backend": "vllm", "model": "/etc"}, format="json"
+        )
+        assert response.status_code == 400 and "unknown model '/etc'" in response.json()["detail"]
+        assert not Judge.objects.exists()
+
+    def test_the_judge_form_refuses_a_path_naming_the_configured_models(self, client, researcher_project, local_models):
+        _, user = researcher_project
+        client.force_login(user)
+        form = {"backend": "vllm", "model": "../../etc", "temperature": "0", "max_tokens": "10", "seed": "1"}
+        response = client.post(reverse("judge_new", args=["mine"]), form)
+        page = response.content.decode()
+        assert response.status_code == 400 and "unknown model &#x27;../../etc&#x27;" in page and "qwen3-32b" in page
+        assert "/models/Qwen3-32B" not in page  # names only: paths stay with the operator
+        assert not Judge.objects.exists()
+
+    def test_the_command_refuses_a_path(self, researcher_project, local_models):
+        with pytest.raises(CommandError, match="unknown model '/etc'"):
+            call_command("run_judge", "mine", "--backend", "vllm", "--model", "/etc")
+        assert not Judge.objects.exists()
+
+    def test_a_generation_run_refuses_a_path(self, make_project, local_models, tmp_path):
+        project = make_project("copa_likert", slug="gen")
+        source = tmp_path / "threads.jsonl"
+        source.write_text("{}\n", encoding="utf-8")
+        with pytest.raises(JudgeInvalid, match="unknown model '/etc'"):
+            generation_run_start(project=project, step="copa_profile", path=source, backend="vllm", model="/etc")
+        assert not GenerationRun.objects.exists()
+
+    def test_malformed_model_configuration_is_named_and_stops_start_up(self, settings):
+        models = {"bad name": "/m", "empty": "", "ok": "/models/ok"}
+        assert local_model_problems(models) == [
+            "model name 'bad name' must be 1-200 letters, digits, '.', '_', '-' or '/'",
+            "model 'empty': expected the path or repository to load, as a non-empty string",
+        ]
+        settings.VLLM_MODELS = models
+        assert [error.id for error in check_local_models(None)] == ["judges.E002", "judges.E002"]
 
 
 @pytest.mark.django_db(transaction=True)

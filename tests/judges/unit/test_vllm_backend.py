@@ -65,6 +65,15 @@ class StandInVllmBackend(VllmBackend):
         super().__init__(vllm=stand_in_vllm())
 
 
+#: The operator's models: names a judge may use, and what the worker loads for each.
+MODELS = {"qwen3-8b": "Qwen/Qwen3-8B", "test-model": "/models/test-model"}
+
+
+@pytest.fixture(autouse=True)
+def _configured_models(settings):
+    settings.VLLM_MODELS = MODELS
+
+
 @pytest.fixture(autouse=True)
 def _fresh_engine(monkeypatch):
     monkeypatch.setattr(vllm_local, "_engine", None)
@@ -77,7 +86,7 @@ COPA = get_prompt("copa_likert_evaluation")
 
 
 def complete(backend, count=3, payloads=None):
-    judge = Judge(model="Qwen/Qwen3-8B", temperature=0.0, max_tokens=512, seed=42)
+    judge = Judge(model="qwen3-8b", temperature=0.0, max_tokens=512, seed=42)
     payloads = payloads or [get_kind("copa_likert").example_payload()] * count
     requests = [COPA.build(item_id=n, payload=p) for n, p in enumerate(payloads)]
     return requests, backend.complete(requests, judge=judge, prompt=COPA, options=OPTIONS, stop=threading.Event())
@@ -102,6 +111,15 @@ class RequestBuildingTests:
     def test_older_vllm_gets_guided_decoding(self):
         requests, _ = complete(VllmBackend(vllm=stand_in_vllm(structured_outputs=False)), count=1)
         assert StandInLLM.calls[0]["params"][0]["guided_decoding"] == ("guided", requests[0].schema)
+
+    def test_a_judge_row_naming_an_unconfigured_model_is_refused_before_anything_loads(self):
+        backend = VllmBackend(vllm=stand_in_vllm())
+        for model in ("/etc", "Qwen/Qwen3-8B"):  # a path, and a repository not under its configured name
+            judge = Judge(model=model, temperature=0.0, max_tokens=16, seed=1)
+            requests = [COPA.build(item_id=0, payload=get_kind("copa_likert").example_payload())]
+            with pytest.raises(BackendMisconfigured, match=f"unknown model '{model}' for 'vllm'"):
+                backend.complete(requests, judge=judge, prompt=COPA, options=OPTIONS, stop=threading.Event())
+        assert StandInLLM.engines == []
 
     def test_the_engine_is_loaded_once_per_worker(self):
         backend = VllmBackend(vllm=stand_in_vllm())

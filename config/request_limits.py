@@ -1,0 +1,116 @@
+"""Request bodies within a size chosen per route, refused before anything reads them.
+
+Every route gets ``CONCORD_REQUEST_MAX_BYTES``; a route that takes more or less is declared in
+``BODY_LIMITS`` by its URL name, naming the setting that holds its cap (the operator's to change).
+The middleware compares the ``Content-Length`` header with that cap before any middleware or view
+reads the body, so a body over it costs neither memory nor parsing: the API answers a JSON 413, pages
+answer Concord's 413 page. A body sent in chunks (``Transfer-Encoding``, no size known in advance)
+is refused with 411.
+
+To give a new route its own cap, add one line to ``BODY_LIMITS``::
+
+    "api_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
+
+and list it in docs/security.md ("Caps on input").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.urls import Resolver404, resolve
+
+from config.error_views import is_api_request
+
+
+@dataclass(frozen=True)
+class BodyLimit:
+    """A route's cap: the value of ``setting`` plus ``margin`` bytes."""
+
+    setting: str
+    margin: int = 0
+
+
+#: Multipart framing and a form's other fields around an uploaded file: a file just over its cap still
+#: reaches the form, which names the cap beside the field (annotation.uploads stops writing it at the cap).
+UPLOAD_FORM_MARGIN = 64 * 1024
+
+#: The cap on request bodies, by URL name as reverse() takes it ("admin:login"). Routes not named here
+#: get CONCORD_REQUEST_MAX_BYTES.
+BODY_LIMITS: dict[str, BodyLimit] = {
+    # Open to anyone: a username and a password, or an e-mail address.
+    "api_token": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "password_reset": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "admin:login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    # Bulk imports through the API.
+    "api_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
+    # File uploads from pages.
+    "import_upload": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    "generate_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    "ipqa_eval": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+}
+DEFAULT_LIMIT = BodyLimit("CONCORD_REQUEST_MAX_BYTES")
+
+BODY_TOO_LARGE = "the request body is {size:,} bytes; this address takes at most {limit:,} ({setting})"
+LENGTH_REQUIRED = "a request body needs a Content-Length header (chunked bodies are not accepted)"
+BAD_LENGTH = "the Content-Length header is not a number of bytes"
+
+
+def body_limit(url_name: str | None) -> tuple[int, str]:
+    """The cap on request bodies of the route called ``url_name``, in bytes, and the setting it comes from."""
+    limit = BODY_LIMITS.get(url_name or "", DEFAULT_LIMIT)
+    return int(getattr(settings, limit.setting)) + limit.margin, limit.setting
+
+
+def _smallest_limit() -> int:
+    return min(int(getattr(settings, limit.setting)) + limit.margin for limit in [DEFAULT_LIMIT, *BODY_LIMITS.values()])
+
+
+def _refusal(request: HttpRequest, *, status: int, code: str, detail: str) -> HttpResponse:
+    if is_api_request(request):
+        return JsonResponse({"code": code, "detail": detail}, status=status)
+    page = render_to_string("413.html", {"detail": detail, "status": status}, request=request)
+    return HttpResponse(page, status=status)
+
+
+def body_refusal(request: HttpRequest) -> HttpResponse | None:
+    """The answer refusing this request's body, or None when the body is within its route's cap."""
+    if request.META.get("HTTP_TRANSFER_ENCODING"):
+        # A chunked body has no size to check in advance (and, beside a Content-Length, is the shape
+        # of request smuggling).
+        return _refusal(request, status=411, code="length_required", detail=LENGTH_REQUIRED)
+    header = request.META.get("CONTENT_LENGTH") or ""
+    if not header:
+        return None
+    try:
+        size = int(header)
+    except ValueError:
+        return _refusal(request, status=400, code="bad_length", detail=BAD_LENGTH)
+    if size < 0:
+        return _refusal(request, status=400, code="bad_length", detail=BAD_LENGTH)
+    if size <= _smallest_limit():
+        return None  # within every cap: no need to find the route
+    try:
+        url_name = resolve(request.path_info).view_name
+    except Resolver404:
+        url_name = None
+    limit, setting = body_limit(url_name)
+    if size > limit:
+        detail = BODY_TOO_LARGE.format(size=size, limit=limit, setting=setting)
+        return _refusal(request, status=413, code="too_large", detail=detail)
+    return None
+
+
+class RequestBodyLimitMiddleware:
+    """First in MIDDLEWARE, so that no other middleware has read a body it refuses."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return body_refusal(request) or self.get_response(request)
