@@ -47,6 +47,12 @@ BODY_LIMITS: dict[str, BodyLimit] = {
     "login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     "password_reset": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     "admin:login": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    # Open to whoever holds a link: its secret, then a new password.
+    "invitation": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "invitation_open": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "invitation_accept": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "password_reset_open": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
+    "password_reset_confirm": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     # Bulk imports through the API.
     "api_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
     # File uploads from pages.
