@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from annotation.apis import member_project
 from annotation.models import Role
-from judges.backends import backend_choices
+from judges.backends import runnable_backend_choices
 from judges.models import JudgeRun
 from judges.selectors import run_progress, runs_for_project
 from judges.services import judge_get_or_create, judge_run_start
@@ -45,7 +45,7 @@ class JudgeRunListApi(APIView):
         class Meta:
             ref_name = "JudgeRunStartInput"  # schema component names must be unique across views
 
-        backend = serializers.ChoiceField(choices=backend_choices())
+        backend = serializers.ChoiceField(choices=runnable_backend_choices())
         model = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
         endpoint = serializers.CharField(
             max_length=50,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Project
-from judges.backends import backend_names, get_backend
+from judges.backends import backend_names, get_backend, runnable_backend_names
 from judges.endpoints import endpoint_names
 from judges.models import MAX_CONCURRENCY, Judge
 from judges.prompting import prompts_for
@@ -49,4 +49,6 @@ class RunForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Only this project's judges: no project sees another's judges, models or endpoints.
-        self.fields["judge"].queryset = Judge.objects.filter(project=project).order_by("name", "id")
+        # Imported judges are not run: their outputs came from a file.
+        runnable = runnable_backend_names()
+        self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by("name", "id")

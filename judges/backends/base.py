@@ -93,6 +93,9 @@ class JudgeBackend:
     needs_model: ClassVar[bool] = True
     #: Backends that call a server name one of the operator's endpoints (judges.endpoints).
     needs_server: ClassVar[bool] = False
+    #: Whether Concord runs it over a project's items. False for ``imported``: its outputs only come
+    #: in from a file, so no judge run or generation run is started on it.
+    runs_items: ClassVar[bool] = True
     #: Items per chunk (one Celery task) unless JUDGE_CHUNK_SIZE says otherwise.
     chunk_size: ClassVar[int] = 100
 

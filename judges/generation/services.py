@@ -12,7 +12,6 @@ duplicates an item. Items are created when every record has an outcome, in one a
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import uuid
 from collections.abc import Iterator
@@ -28,9 +27,9 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected, ValidationFailed
-from annotation.importing import Record, import_item_records
+from annotation.importing import Record, file_sha256, import_item_records
 from annotation.models import Item, Project
-from judges.backends import backend_names, get_backend
+from judges.backends import get_backend, runnable_backend_names
 from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, get_endpoint
 from judges.errors import MODEL_REQUIRED, UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
@@ -73,8 +72,8 @@ class RunConfig:
 def _config(
     *, step: Step, backend: str, model: str, endpoint: str, temperature: float | None, max_tokens: int, seed: int | None
 ) -> RunConfig:
-    if backend not in backend_names():
-        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(backend_names())))
+    if backend not in runnable_backend_names():
+        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(runnable_backend_names())))
     engine = get_backend(backend)
     if engine.is_baseline:
         return RunConfig(backend, "", "", 0.0, DEFAULT_MAX_TOKENS, seed)
@@ -92,14 +91,6 @@ def _config(
         endpoint = ""
     chosen = step.default_temperature if temperature is None else temperature
     return RunConfig(backend, model, endpoint, chosen, max_tokens, seed)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def generation_step(*, project: Project, step: str) -> Step:
@@ -254,7 +245,7 @@ def generation_run_start(
         max_tokens=config.max_tokens,
         seed=config.seed,
         source_name=(source_name or path.name)[:255],
-        source_sha256=_file_sha256(path),
+        source_sha256=file_sha256(path),
         is_demo=is_demo,
         concurrency=concurrency or settings.JUDGE_CONCURRENCY,
         chunk_size=chunk_size or settings.JUDGE_CHUNK_SIZE or get_backend(config.backend).chunk_size,
