@@ -52,3 +52,20 @@ class RunForm(forms.Form):
         # Imported judges are not run: their outputs came from a file.
         runnable = runnable_backend_names()
         self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by("name", "id")
+
+
+class RunImportForm(forms.Form):
+    """A model's outputs made elsewhere (docs/formats.md, Judge runs); empty fields take the file's provenance."""
+
+    file = forms.FileField(label="Run file (.jsonl or .csv, UTF-8)")
+    model = forms.CharField(max_length=200, required=False, help_text="The model that produced it, e.g. gpt-4o.")
+    prompt = forms.CharField(
+        max_length=100, required=False, help_text="A prompt NAME.vN or any label; empty: the file's, else unspecified."
+    )
+    name = forms.CharField(max_length=100, required=False, help_text="Empty: named after model and prompt.")
+    producer_run_id = forms.CharField(
+        max_length=200, required=False, label="Producer run id", help_text="Your own run or batch id."
+    )
+    sampling = forms.JSONField(
+        required=False, label="Sampling parameters", help_text='JSON, e.g. {"temperature": 0.7, "seed": 7}.'
+    )
