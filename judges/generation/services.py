@@ -43,8 +43,9 @@ from judges.leasing import (
     restart_run,
     stop_run,
 )
-from judges.models import GenerationChunk, GenerationRecord, GenerationRun
-from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges
+from judges.models import GenerationChunk, GenerationRecord, GenerationRun, Judge, JudgeRun
+from judges.run_files import judge_run_store_outputs
+from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges, _default_name, _fingerprint
 
 UNKNOWN_STEP = "unknown step {step!r}; choose one of {known}"
 STEP_OF_ANOTHER_KIND = "step {step!r} makes {made} items, but project {project!r} is a {kind} project"
@@ -454,6 +455,62 @@ def _item_records(run: GenerationRun) -> Iterator[Record]:
             yield Record(position, {"external_id": eid, **payload, "meta": item_meta(run, record, payload.get("meta"))})
 
 
+def _drafts_judge(run: GenerationRun) -> Judge:
+    """The judge the run's drafts belong to: its model, prompt and sampling, as a judge configured
+    alike would be (one configuration, one judge, so its suggestions are never split)."""
+    config = {
+        "kind": run.project.kind,
+        "backend": run.backend,
+        "model": run.model,
+        "endpoint": run.endpoint,
+        "prompt_name": run.prompt_name,
+        "prompt_version": run.prompt_version,
+        "temperature": run.temperature,
+        "max_tokens": run.max_tokens,
+        "seed": run.seed,
+    }
+    fingerprint = _fingerprint(config)
+    judge = Judge.objects.filter(project=run.project, fingerprint=fingerprint).first()
+    if judge is None:
+        judge = Judge.objects.create(
+            project=run.project, name=_default_name(config), fingerprint=fingerprint, created_by=run.created_by, **config
+        )
+    return judge
+
+
+def _draft_records(run: GenerationRun, step: Step) -> Iterator[Record]:
+    """A run-file line per new item whose payload drafts an answer: the value, or why it is not one."""
+    kind = run.project.task_kind
+    items = Item.objects.filter(project=run.project, payload__meta__generation__run=run.pk).order_by("pk")
+    rows = items.values_list("external_id", "payload").iterator(chunk_size=RECORD_BATCH)
+    for line, (external_id, payload) in enumerate(rows, start=1):
+        value = step.suggestion(payload)
+        if value is None:
+            continue
+        problems = kind.check_value(value, payload=payload)
+        outcome = {"error": "; ".join(map(str, problems))} if problems else {"value": value}
+        yield Record(line, {"external_id": external_id, **outcome})
+
+
+def _record_drafts(run: GenerationRun, step: Step) -> JudgeRun | None:
+    """The drafts of the run's new items as a completed run of their judge, or None if the step drafts
+    nothing: annotators see a draft only as the kind's suggestion (hidden, shown or randomised as
+    the project says), and draft acceptance counts it."""
+    records = _draft_records(run, step)
+    first = next(records, None)
+    if first is None:
+        return None
+    return judge_run_store_outputs(
+        project=run.project,
+        judge=_drafts_judge(run),
+        records=itertools.chain([first], records),
+        errors=ErrorCollector(cap=settings.CONCORD_IMPORT_ERROR_CAP),
+        provenance={"generation_run": run.pk},
+        prompt_sha256=run.prompt_sha256,
+        created_by=run.created_by,
+    ).run
+
+
 def _finish(run: GenerationRun) -> GenerationRun:
     """Import the run's items and complete it; on a refused import, stop it with the reason (no item made)."""
     now = timezone.now()
@@ -465,6 +522,8 @@ def _finish(run: GenerationRun) -> GenerationRun:
         run.last_error = IMPORT_FAILED.format(errors=shown)
         run.save(update_fields=["status", "last_error", "finished_at", "watch_token"])
         return run
+    if created:
+        _record_drafts(run, get_step(run.step))
     run.status, run.items_created, run.finished_at, run.watch_token = GenerationRun.Status.COMPLETED, created, now, ""
     run.pending_count = 0
     run.save(update_fields=["status", "items_created", "finished_at", "watch_token", "pending_count"])
