@@ -212,3 +212,37 @@ class ImportRunCommandTests:
         with pytest.raises(CommandError) as failed:
             call_command("import_run", copa.slug, str(tmp_path / "x.jsonl"), "--model", "m", "--sampling", "{")
         assert failed.value.returncode == 2
+
+
+@pytest.mark.django_db
+class FormatsDocRunExamplesTests:
+    """Every run file example of docs/formats.md imports into the items of its kind's example, and its
+    CSV form stores what its JSONL form stores."""
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_the_kind_s_run_examples_import_alike(self, kind, make_project, tmp_path):
+        from annotation.importing import import_items
+        from tests.annotation.test_formats_doc import EXAMPLES, write_example
+
+        def example(target: str, fmt: str) -> dict:
+            # The kind section's examples: items -0001 and -0002 (the page also has a one-item example).
+            chosen = [e for e in EXAMPLES if (e["kind"], e["target"], e["fmt"]) == (kind, target, fmt)]
+            return next(e for e in chosen if f"{kind}-0002" in e["body"])
+
+        found = []
+        for fmt in ("jsonl", "csv"):
+            project = make_project(kind, slug=f"doc-{fmt}")
+            import_items(project=project, path=write_example(tmp_path, example("items", "jsonl"), f"items-{fmt}"))
+            result = judge_run_import(
+                project=project, path=write_example(tmp_path, example("runs", fmt)), model="Qwen/Qwen3-32B"
+            )
+            assert (result.ok, result.failed) == (1, 1)
+            found.append(
+                sorted(
+                    Suggestion.objects.filter(run=result.run).values_list(
+                        "item__external_id", "status", "value", "failure_reason", "raw_output", "latency_ms",
+                        "tokens_in", "tokens_out", "score", "option_order",
+                    )  # fmt: skip
+                )
+            )
+        assert found[0] == found[1]
