@@ -365,9 +365,7 @@ class _Staging(StagingTable):
     """The item file's valid rows: payload, known answer and order key of each."""
 
     def __init__(self) -> None:
-        super().__init__(
-            "concord_item_staging", (("payload", "text"), ("gold", "text"), ("order_key", "bigint"))
-        )
+        super().__init__("concord_item_staging", (("payload", "text"), ("gold", "text"), ("order_key", "bigint")))
 
     def report_duplicates(self, project_id: int, errors: ErrorCollector) -> None:
         """Add an error per repeated or already-stored id: the first ``errors.cap`` in full, the rest counted."""

@@ -197,8 +197,14 @@ def run_records(kind) -> list[dict]:
     answered |= {"raw_output": json.dumps(answered["value"]), "latency_ms": 812.5, "prompt_tokens": 1450,
                  "completion_tokens": 96, "score": 0.87}  # fmt: skip
     return [
-        {"provenance": {"model": "Qwen/Qwen3-32B", "prompt": "our_prompt.v2",
-                        "sampling": {"temperature": 0.7, "seed": 42}, "producer_run_id": "slurm-81234"}},  # fmt: skip
+        {
+            "provenance": {
+                "model": "Qwen/Qwen3-32B",
+                "prompt": "our_prompt.v2",
+                "sampling": {"temperature": 0.7, "seed": 42},
+                "producer_run_id": "slurm-81234",
+            }
+        },  # fmt: skip
         answered,
         {"external_id": f"{kind.name}-0002", "error": "the output is not JSON", "raw_output": "Sure! Here are"},
     ]
@@ -483,10 +489,9 @@ def render() -> str:
 
 def run_section() -> list[str]:
     """The run file format: fields, provenance, option orders, export."""
+    from annotation.kinds import all_kinds
     from judges.kinds import kind_module
     from judges.run_files import PROVENANCE_KEYS, RUN_FIELDS
-
-    from annotation.kinds import all_kinds
 
     assert RUN_FIELDS == ("external_id", "value", "error", "raw_output", "latency_ms", "prompt_tokens",
                           "completion_tokens", "score", "option_order"), "update the run field table below"  # fmt: skip
@@ -522,7 +527,7 @@ def run_section() -> list[str]:
         "as shown, and is stored in the item's own numbering, so a shuffled run is scored against the right "
         "options |",
         "",
-        "A JSONL file may begin with one provenance line, `{\"provenance\": {...}}`; the options "
+        'A JSONL file may begin with one provenance line, `{"provenance": {...}}`; the options '
         "(`--model`, `--prompt`, `--sampling JSON`, `--producer-run-id`) take precedence over it, and a CSV "
         "file has its provenance from the options alone. A model is needed from one or the other.",
         "",

@@ -20,9 +20,9 @@ from annotation.apis import member_project
 from annotation.models import Role
 from judges.backends import runnable_backend_choices
 from judges.models import JudgeRun
+from judges.run_files import judge_run_import
 from judges.selectors import run_progress, runs_for_project
 from judges.services import judge_get_or_create, judge_run_start
-from judges.run_files import judge_run_import
 from judges.tasks import judge_run_dispatch
 
 RESEARCHERS = {Role.RESEARCHER}
@@ -158,7 +158,11 @@ class JudgeRunImportApi(APIView):
         responses={
             201: inline_serializer(
                 "JudgeRunImportOutput",
-                {"run": serializers.IntegerField(), "ok": serializers.IntegerField(), "failed": serializers.IntegerField()},
+                {
+                    "run": serializers.IntegerField(),
+                    "ok": serializers.IntegerField(),
+                    "failed": serializers.IntegerField(),
+                },
             )
         },
     )

@@ -51,7 +51,9 @@ class RunForm(forms.Form):
         # Only this project's judges: no project sees another's judges, models or endpoints.
         # Imported judges are not run: their outputs came from a file.
         runnable = runnable_backend_names()
-        self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by("name", "id")
+        self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by(
+            "name", "id"
+        )
 
 
 class RunImportForm(forms.Form):

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Max, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation import csvcells
@@ -88,7 +90,9 @@ HEADER_NOT_OBJECT = "must be an object with model, prompt, sampling and producer
 HEADER_UNKNOWN = "unknown provenance field(s) {fields}; allowed: {allowed}"
 MODEL_MISSING = "no model named: give it as an option (--model) or in the file's provenance line"
 TEXT_TOO_LONG = "must be a text of at most {limit} characters"
-SAMPLING_NOT_FLAT = f"must be an object of at most {MAX_SAMPLING_KEYS} parameters, each a number, text, true/false or null"
+SAMPLING_NOT_FLAT = (
+    f"must be an object of at most {MAX_SAMPLING_KEYS} parameters, each a number, text, true/false or null"
+)
 IMPORTED_BEFORE = "this file was imported already, as run {run} (same model, prompt and parameters)"
 
 #: CSV cells are read by these types, as an annotation file's columns are (``annotation.csvcells``).
@@ -165,7 +169,9 @@ def _shape_problems(data: dict) -> list[FieldError]:
         problems.append(FieldError("latency_ms", NOT_MILLISECONDS))
     for name in ("prompt_tokens", "completion_tokens"):
         count = data.get(name)
-        if name in data and (isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_TOKENS_COUNT):
+        if name in data and (
+            isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_TOKENS_COUNT
+        ):
             problems.append(FieldError(name, NOT_TOKEN_COUNT))
     if "score" in data and _number_problem(data["score"], low=0, high=1):
         problems.append(FieldError("score", NOT_SCORE))
@@ -261,12 +267,13 @@ def _stage_batch(
     kind: TaskKind, project: Project, batch: list[tuple[Record, str]], staging: _OutputStaging, errors: ErrorCollector
 ) -> None:
     """Check one batch of lines against their items and stage the good ones (while no error was found)."""
-    items = dict(
-        (external_id, (pk, payload))
-        for pk, external_id, payload in Item.objects.filter(
-            project=project, external_id__in={external_id for _, external_id in batch}
-        ).values_list("pk", "external_id", "payload")
+    # The payloads come as JSON text, parsed by orjson: the ORM's JSON decoding was a tenth of the import.
+    rows = (
+        Item.objects.filter(project=project, external_id__in={external_id for _, external_id in batch})
+        .annotate(payload_text=Cast("payload", output_field=TextField()))
+        .values_list("pk", "external_id", "payload_text")
     )
+    items = {external_id: (pk, orjson.loads(text)) for pk, external_id, text in rows}
     for record, external_id in batch:
         found = items.get(external_id)
         if found is None:
@@ -388,7 +395,8 @@ def sampling_problem(sampling: Any) -> bool:
     if not isinstance(sampling, dict) or len(sampling) > MAX_SAMPLING_KEYS:
         return True
     return any(
-        len(str(k)) > 100 or not (v is None or isinstance(v, bool | int | str) or (isinstance(v, float) and math.isfinite(v)))
+        len(str(k)) > 100
+        or not (v is None or isinstance(v, bool | int | str) or (isinstance(v, float) and math.isfinite(v)))
         for k, v in sampling.items()
     )
 
@@ -517,9 +525,7 @@ def judge_run_import(
             errors.add(FieldError("model", MODEL_MISSING))
         if errors and not source.model:
             raise ImportRejected(errors.errors, total=errors.total)
-        judge = _imported_judge(
-            project=project, name=name, source=source, file_sha=file_sha, created_by=created_by
-        )
+        judge = _imported_judge(project=project, name=name, source=source, file_sha=file_sha, created_by=created_by)
         provenance = {**source.as_dict(), "file_name": file_name or Path(path).name, "file_sha256": file_sha}
         return judge_run_store_outputs(
             project=project,
@@ -559,8 +565,17 @@ def run_lines(run: JudgeRun) -> Iterator[dict[str, Any]]:
         Suggestion.objects.filter(judge_id=run.judge_id, item__project_id=run.project_id)
         .order_by("item_id", "-updated_at", "-id")
         .values_list(
-            "item_id", "item__external_id", "status", "value", "failure_reason", "raw_output", "latency_ms",
-            "tokens_in", "tokens_out", "score", "option_order",
+            "item_id",
+            "item__external_id",
+            "status",
+            "value",
+            "failure_reason",
+            "raw_output",
+            "latency_ms",
+            "tokens_in",
+            "tokens_out",
+            "score",
+            "option_order",
         )  # fmt: skip
     )
     previous = None

@@ -25,8 +25,8 @@ from annotation.models import Project, Role
 from judges.errors import JudgeError, JudgeExists
 from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
-from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.run_files import judge_run_import, run_file_lines
+from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
 from judges.tasks import judge_run_dispatch
 

@@ -473,7 +473,11 @@ def _drafts_judge(run: GenerationRun) -> Judge:
     judge = Judge.objects.filter(project=run.project, fingerprint=fingerprint).first()
     if judge is None:
         judge = Judge.objects.create(
-            project=run.project, name=_default_name(config), fingerprint=fingerprint, created_by=run.created_by, **config
+            project=run.project,
+            name=_default_name(config),
+            fingerprint=fingerprint,
+            created_by=run.created_by,
+            **config,
         )
     return judge
 

@@ -35,7 +35,10 @@ def world(make_project, make_user, tmp_path):
 
 
 def run_file(ids: list[str]) -> bytes:
-    lines = [{"external_id": ids[0], "value": COPA.example_value(), "score": 0.8}, {"external_id": ids[1], "error": "x"}]
+    lines = [
+        {"external_id": ids[0], "value": COPA.example_value(), "score": 0.8},
+        {"external_id": ids[1], "error": "x"},
+    ]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
@@ -58,7 +61,10 @@ class RunImportApiTests:
     def test_a_json_lines_body_with_options_in_the_query(self, world):
         _, people, ids = world
         answer = client_for(people["res"]).generic(
-            "POST", f"{URL}?model=qwen3-32b&producer_run_id=slurm-77", run_file(ids), content_type="application/x-ndjson"
+            "POST",
+            f"{URL}?model=qwen3-32b&producer_run_id=slurm-77",
+            run_file(ids),
+            content_type="application/x-ndjson",
         )
         assert answer.status_code == 201, answer.content
         assert JudgeRun.objects.get().provenance["producer_run_id"] == "slurm-77"
@@ -76,13 +82,17 @@ class RunImportApiTests:
     def test_a_body_past_the_cap_is_refused(self, world, settings):
         _, people, ids = world
         settings.CONCORD_IMPORT_MAX_BYTES = 100
-        answer = client_for(people["res"]).generic("POST", f"{URL}?model=m", run_file(ids) * 3, content_type="application/x-ndjson")
+        answer = client_for(people["res"]).generic(
+            "POST", f"{URL}?model=m", run_file(ids) * 3, content_type="application/x-ndjson"
+        )
         assert answer.status_code == 400 and BODY_TOO_LARGE.format(limit=100) in json.dumps(answer.json())
         assert not JudgeRun.objects.exists()
 
     def test_only_researchers_import(self, world):
         _, people, ids = world
         for who, code in ((None, (401, 403)), (people["stranger"], (404,)), (people["ann"], (403,))):
-            answer = client_for(who).generic("POST", f"{URL}?model=m", run_file(ids), content_type="application/x-ndjson")
+            answer = client_for(who).generic(
+                "POST", f"{URL}?model=m", run_file(ids), content_type="application/x-ndjson"
+            )
             assert answer.status_code in code
         assert not JudgeRun.objects.exists()

@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", default="", help="the model that produced the outputs (else the file's)")
         parser.add_argument("--prompt", default="", help="prompt NAME.vN or a free label (else the file's)")
         parser.add_argument("--name", default="", help="the run's judge name; default: model · prompt (imported)")
-        parser.add_argument("--sampling", default=None, help='sampling parameters as JSON, e.g. \'{"temperature": 0}\'')
+        parser.add_argument("--sampling", default=None, help="sampling parameters as JSON, e.g. '{\"temperature\": 0}'")
         parser.add_argument("--producer-run-id", default="", help="the producer's own run or batch id")
 
     def handle(self, *args, **o) -> None:

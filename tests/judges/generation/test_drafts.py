@@ -11,8 +11,8 @@ from annotation.selectors import visible_suggestion
 from annotation.services import annotation_submit, membership_add
 from judges.fake_server import Reply
 from judges.models import JudgeRun, Suggestion
-from validation.reports import ReportParameters, build_report
 from tests.judges.generation.conftest import LABELS, run_now
+from validation.reports import ReportParameters, build_report
 
 pytestmark = pytest.mark.django_db
 

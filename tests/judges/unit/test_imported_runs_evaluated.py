@@ -64,7 +64,10 @@ class ImportedCopaRunTests:
         run = JudgeRun.objects.get(pk=imported["run"])
         assert run.judge.backend == "imported" and run.judge.prompt_key == "copa_likert_evaluation.v1"
 
-        reports = [build_report(project=copa_pairs, parameters=ReportParameters(judge_run_id=r, bootstrap=50)) for r in (made["run"], run.pk)]
+        reports = [
+            build_report(project=copa_pairs, parameters=ReportParameters(judge_run_id=r, bootstrap=50))
+            for r in (made["run"], run.pk)
+        ]
         tables = [numbers_only(r.table("copa_table7").to_json_dict()) for r in reports]
         assert tables[0] == tables[1]
         rhos = [[d.to_json_dict()["spearman"] for d in r.agreement.dimensions.values()] for r in reports]
@@ -72,7 +75,9 @@ class ImportedCopaRunTests:
         # Every report that uses the imported run says where its outputs came from.
         assert run.provenance["file_sha256"] in reports[1].judge.label and "imported · gpt-4o" in reports[1].judge.label
 
-        evaluations = [command_json("copa_eval", "copa", "--run", str(r), "--bootstrap", "50") for r in (made["run"], run.pk)]
+        evaluations = [
+            command_json("copa_eval", "copa", "--run", str(r), "--bootstrap", "50") for r in (made["run"], run.pk)
+        ]
         assert numbers_only(evaluations[0]) == numbers_only(evaluations[1])
         assert evaluations[1]["evaluators"][0]["n_pairs"] == 5  # the pair with the failed output is left out
 
@@ -86,8 +91,14 @@ def mcq_project(make_project):
 
     project = make_project("intent_mcq", slug="mcq")
     for external_id, answers in (("i1", [2]), ("i2", [0, 3])):
-        payload = {"context": f"text {external_id}", "context_type": "query", "question": "Why?",
-                   "options": MCQ_OPTIONS, "answers": answers, "meta": {"dataset": "SNIPS", "domain": "daily life"}}  # fmt: skip
+        payload = {
+            "context": f"text {external_id}",
+            "context_type": "query",
+            "question": "Why?",
+            "options": MCQ_OPTIONS,
+            "answers": answers,
+            "meta": {"dataset": "SNIPS", "domain": "daily life"},
+        }
         Item.objects.create(project=project, external_id=external_id, payload=payload)
     return project
 
@@ -103,7 +114,9 @@ class ImportedMcqRunTests:
         path.write_text("".join(json.dumps(line) + "\n" for line in lines))
         shuffled = command_json("import_run", "mcq", str(path), "--model", "m", "--sampling", '{"seed": 7}')
         unshuffled = tmp_path / "same-letters.jsonl"
-        unshuffled.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "option_order"}) + "\n" for line in lines))
+        unshuffled.write_text(
+            "".join(json.dumps({k: v for k, v in line.items() if k != "option_order"}) + "\n" for line in lines)
+        )
         plain = command_json("import_run", "mcq", str(unshuffled), "--model", "m")
         data = command_json("mcq_eval", "mcq", "--run", str(shuffled["run"]), "--run", str(plain["run"]))
         right, read_as_shown = data["runs"]

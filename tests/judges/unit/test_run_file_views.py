@@ -30,7 +30,10 @@ def upload(copa, lines: list[dict]) -> SimpleUploadedFile:
 
 
 def good_lines(copa) -> list[dict]:
-    return [{"external_id": "item-00000", "value": copa.task_kind.example_value()}, {"external_id": "item-00001", "error": "cut off"}]
+    return [
+        {"external_id": "item-00000", "value": copa.task_kind.example_value()},
+        {"external_id": "item-00001", "error": "cut off"},
+    ]
 
 
 class RunImportPageTests:
@@ -45,30 +48,51 @@ class RunImportPageTests:
              "producer_run_id": "batch_9", "sampling": '{"temperature": 0}'},
         )  # fmt: skip
         run = JudgeRun.objects.get()
-        assert answer.status_code == 302 and answer["Location"] == reverse("judge_run_detail", args=[project.slug, run.pk])
+        assert answer.status_code == 302 and answer["Location"] == reverse(
+            "judge_run_detail", args=[project.slug, run.pk]
+        )
         detail = client.get(answer["Location"]).content.decode()
-        for shown in ("imported · gpt-4o", "batch_9", "temperature=0", run.provenance["file_sha256"], "evaluator.jsonl"):
+        for shown in (
+            "imported · gpt-4o",
+            "batch_9",
+            "temperature=0",
+            run.provenance["file_sha256"],
+            "evaluator.jsonl",
+        ):
             assert shown in detail
         download = client.get(reverse("judge_run_download", args=[project.slug, run.pk]), {"format": "jsonl"})
         lines = [json.loads(line) for line in b"".join(download.streaming_content).decode().splitlines()]
         assert lines[0]["provenance"]["producer_run_id"] == "batch_9" and lines[1:] == good_lines(project)
-        csv_text = b"".join(client.get(reverse("judge_run_download", args=[project.slug, run.pk]), {"format": "csv"}).streaming_content)
+        csv_text = b"".join(
+            client.get(reverse("judge_run_download", args=[project.slug, run.pk]), {"format": "csv"}).streaming_content
+        )
         assert csv_text.decode().splitlines()[0].startswith("external_id,value,error")
 
     def test_a_bad_file_shows_its_lines_and_stores_nothing(self, client, team):
         project, people = team
         client.force_login(people["res"])
         lines = [*good_lines(project), {"external_id": "item-00001", "error": "again"}]
-        answer = client.post(reverse("judge_run_import", args=[project.slug]), {"file": upload(project, lines), "model": "m"})
-        assert answer.status_code == 400 and "duplicate &#x27;item-00001&#x27; within the file (lines 2, 3)" in answer.content.decode()
+        answer = client.post(
+            reverse("judge_run_import", args=[project.slug]), {"file": upload(project, lines), "model": "m"}
+        )
+        assert (
+            answer.status_code == 400
+            and "duplicate &#x27;item-00001&#x27; within the file (lines 2, 3)" in answer.content.decode()
+        )
         assert not JudgeRun.objects.exists() and not Suggestion.objects.exists()
 
     def test_an_annotator_can_neither_import_nor_download(self, client, team):
         project, people = team
         client.force_login(people["res"])
-        client.post(reverse("judge_run_import", args=[project.slug]), {"file": upload(project, good_lines(project)), "model": "m"})
+        client.post(
+            reverse("judge_run_import", args=[project.slug]),
+            {"file": upload(project, good_lines(project)), "model": "m"},
+        )
         run = JudgeRun.objects.get()
         client.force_login(people["ann"])
-        answer = client.post(reverse("judge_run_import", args=[project.slug]), {"file": upload(project, good_lines(project)), "model": "n"})
+        answer = client.post(
+            reverse("judge_run_import", args=[project.slug]),
+            {"file": upload(project, good_lines(project)), "model": "n"},
+        )
         assert answer.status_code == 403 and JudgeRun.objects.count() == 1
         assert client.get(reverse("judge_run_download", args=[project.slug, run.pk])).status_code == 403

@@ -189,7 +189,9 @@ class ImportRunCommandTests:
     def test_prints_the_run_and_its_counts(self, copa, tmp_path):
         add_items(copa, 2)
         value = copa.task_kind.example_value()
-        path = write_jsonl(tmp_path, [{"external_id": "item-00000", "value": value}, {"external_id": "item-00001", "error": "x"}])
+        path = write_jsonl(
+            tmp_path, [{"external_id": "item-00000", "value": value}, {"external_id": "item-00001", "error": "x"}]
+        )
         out = io.StringIO()
         call_command("import_run", copa.slug, str(path), "--model", "gpt-4o", "--prompt", "p.v2", stdout=out)
         result = json.loads(out.getvalue())
@@ -240,8 +242,16 @@ class FormatsDocRunExamplesTests:
             found.append(
                 sorted(
                     Suggestion.objects.filter(run=result.run).values_list(
-                        "item__external_id", "status", "value", "failure_reason", "raw_output", "latency_ms",
-                        "tokens_in", "tokens_out", "score", "option_order",
+                        "item__external_id",
+                        "status",
+                        "value",
+                        "failure_reason",
+                        "raw_output",
+                        "latency_ms",
+                        "tokens_in",
+                        "tokens_out",
+                        "score",
+                        "option_order",
                     )  # fmt: skip
                 )
             )
