@@ -57,7 +57,12 @@ class RunForm(forms.Form):
 
 
 class RunImportForm(forms.Form):
-    """A model's outputs made elsewhere (docs/formats.md, Judge runs); empty fields take the file's provenance."""
+    """A model's outputs made elsewhere (docs/formats.md, Judge runs); empty fields take the file's provenance.
+
+    Prefixed ``import``: the judges page also has the judge form, whose fields share these names.
+    """
+
+    prefix = "import"
 
     file = forms.FileField(label="Run file (.jsonl or .csv, UTF-8)")
     model = forms.CharField(max_length=200, required=False, help_text="The model that produced it, e.g. gpt-4o.")

@@ -44,8 +44,9 @@ class RunImportPageTests:
         assert "Import a run" in page and reverse("judge_run_import", args=[project.slug]) in page
         answer = client.post(
             reverse("judge_run_import", args=[project.slug]),
-            {"file": upload(project, good_lines(project)), "model": "gpt-4o", "prompt": "copa_likert_evaluation.v1",
-             "producer_run_id": "batch_9", "sampling": '{"temperature": 0}'},
+            {"import-file": upload(project, good_lines(project)), "import-model": "gpt-4o",
+                "import-prompt": "copa_likert_evaluation.v1",
+             "import-producer_run_id": "batch_9", "import-sampling": '{"temperature": 0}'},
         )  # fmt: skip
         run = JudgeRun.objects.get()
         assert answer.status_code == 302 and answer["Location"] == reverse(
@@ -73,7 +74,7 @@ class RunImportPageTests:
         client.force_login(people["res"])
         lines = [*good_lines(project), {"external_id": "item-00001", "error": "again"}]
         answer = client.post(
-            reverse("judge_run_import", args=[project.slug]), {"file": upload(project, lines), "model": "m"}
+            reverse("judge_run_import", args=[project.slug]), {"import-file": upload(project, lines), "import-model": "m"}
         )
         assert (
             answer.status_code == 400
@@ -86,13 +87,13 @@ class RunImportPageTests:
         client.force_login(people["res"])
         client.post(
             reverse("judge_run_import", args=[project.slug]),
-            {"file": upload(project, good_lines(project)), "model": "m"},
+            {"import-file": upload(project, good_lines(project)), "import-model": "m"},
         )
         run = JudgeRun.objects.get()
         client.force_login(people["ann"])
         answer = client.post(
             reverse("judge_run_import", args=[project.slug]),
-            {"file": upload(project, good_lines(project)), "model": "n"},
+            {"import-file": upload(project, good_lines(project)), "import-model": "n"},
         )
         assert answer.status_code == 403 and JudgeRun.objects.count() == 1
         assert client.get(reverse("judge_run_download", args=[project.slug, run.pk])).status_code == 403
