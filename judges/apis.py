@@ -124,7 +124,7 @@ def _body_to_file(stream: Any, path: Path) -> None:
     """Copy a request body to ``path`` a block at a time, refusing one past CONCORD_IMPORT_MAX_BYTES."""
     limit, written = settings.CONCORD_IMPORT_MAX_BYTES, 0
     with path.open("wb") as out:
-        while stream is not None and (block := stream.read(BODY_BLOCK)):
+        while block := stream.read(BODY_BLOCK):
             written += len(block)
             if written > limit:
                 raise exceptions.ValidationError({"file": [BODY_TOO_LARGE.format(limit=limit)]})
@@ -193,6 +193,8 @@ class JudgeRunImportApi(APIView):
                     for block in upload.chunks():
                         out.write(block)
             else:
+                if not hasattr(request.data, "read"):  # no body, or one of another type
+                    raise exceptions.ValidationError({"file": [NO_FILE]})
                 path, file_name = Path(folder) / "run.jsonl", "request body"
                 _body_to_file(request.data, path)
             result = judge_run_import(

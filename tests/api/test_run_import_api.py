@@ -96,3 +96,8 @@ class RunImportApiTests:
             )
             assert answer.status_code in code
         assert not JudgeRun.objects.exists()
+
+    def test_no_file_at_all_is_a_400(self, world):
+        _, people, _ = world
+        answer = client_for(people["res"]).post(f"{URL}?model=m")
+        assert answer.status_code == 400 and not JudgeRun.objects.exists()
