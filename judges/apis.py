@@ -9,18 +9,20 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis import member_project
+from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from judges.backends import runnable_backend_choices
 from judges.models import JudgeRun
-from judges.run_files import judge_run_import
+from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
 from judges.selectors import run_progress, runs_for_project
 from judges.services import judge_get_or_create, judge_run_start
 from judges.tasks import judge_run_dispatch
@@ -201,3 +203,23 @@ class JudgeRunImportApi(APIView):
                 project=project, path=path, sampling=sampling, file_name=file_name, created_by=request.user, **options
             )
         return Response(result.as_dict(), status=status.HTTP_201_CREATED)
+
+
+class JudgeRunFileApi(APIView):
+    """A run in the format the run import reads (what ``manage.py export_run`` writes), streamed."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(RUN_FILE_TYPES), default="jsonl")],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
+    def get(self, request, run_id: int):
+        run = JudgeRun.objects.select_related("judge", "project").filter(pk=run_id).first()
+        if run is None:
+            raise Http404("no such run")
+        member_project(request, run.project.slug, allowed=RESEARCHERS)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in RUN_FILE_TYPES:
+            raise ValidationFailed([FieldError("format", f"must be one of {', '.join(RUN_FILE_TYPES)}")])
+        response = StreamingHttpResponse(run_file_lines(run, fmt), content_type=RUN_FILE_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{run.project.slug}-run-{run.pk}.{fmt}"'
+        return response

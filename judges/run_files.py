@@ -64,6 +64,8 @@ RUN_FIELDS = (
     "score",
     "option_order",
 )
+#: The run file formats (a download's ``?format=``) and their content types.
+RUN_FILE_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 HEADER_KEY = "provenance"
 PROVENANCE_KEYS = ("model", "prompt", "sampling", "producer_run_id")
 #: Caps on what a file's provenance (or the options) may say.

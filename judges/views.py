@@ -25,7 +25,7 @@ from annotation.models import Project, Role
 from judges.errors import JudgeError, JudgeExists
 from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
-from judges.run_files import judge_run_import, run_file_lines
+from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
 from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
 from judges.tasks import judge_run_dispatch
@@ -36,8 +36,6 @@ ITEMS_PER_PAGE = 50
 #: The run page's item filter (``?show=``): every item, or only the OK or failed ones.
 SHOWN_ITEMS = {"all": None, "ok": Suggestion.Status.OK, "failed": Suggestion.Status.FAILED}
 SHOW_LABELS = (("all", "every item"), ("ok", "answered"), ("failed", "failed"))
-#: The run file downloads (``?format=``): the import format, with its content type.
-RUN_FILE_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 UPLOAD_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); use the import_run command"
 
 

@@ -101,3 +101,14 @@ class RunImportApiTests:
         _, people, _ = world
         answer = client_for(people["res"]).post(f"{URL}?model=m")
         assert answer.status_code == 400 and not JudgeRun.objects.exists()
+
+    def test_a_run_comes_back_as_its_file(self, world):
+        _, people, ids = world
+        client = client_for(people["res"])
+        run = client.generic("POST", f"{URL}?model=m", run_file(ids), content_type="application/x-ndjson").json()["run"]
+        answer = client.get(f"/api/runs/{run}/file/", {"format": "jsonl"})
+        lines = [json.loads(line) for line in b"".join(answer.streaming_content).decode().splitlines()]
+        assert lines[0]["provenance"]["model"] == "m"
+        assert [line["external_id"] for line in lines[1:]] == ids[:2]
+        assert client.get(f"/api/runs/{run}/file/", {"format": "xml"}).status_code == 400
+        assert client_for(people["ann"]).get(f"/api/runs/{run}/file/").status_code == 403

@@ -14,14 +14,9 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ImportRejected
-from annotation.management.commands._base import StderrProgress, project_or_fail
+from annotation.management.commands._base import StderrProgress, project_or_fail, rejected
 from judges.management.commands._runs import BAD_INPUT, USAGE
 from judges.run_files import judge_run_import
-
-
-def rejected_message(file: str, exc: ImportRejected) -> str:
-    more = f"\n... and {exc.total - len(exc.errors)} more errors" if exc.total > len(exc.errors) else ""
-    return f"{file}: nothing imported, {exc.total} error(s):\n" + "\n".join(map(str, exc.errors)) + more
 
 
 class Command(BaseCommand):
@@ -62,7 +57,7 @@ class Command(BaseCommand):
                 progress=progress,
             )
         except ImportRejected as exc:
-            raise CommandError(rejected_message(file, exc), returncode=BAD_INPUT) from None
+            raise rejected(file, [str(e) for e in exc.errors], exc.total) from None
         finally:
             if progress:
                 sys.stderr.write("\n")

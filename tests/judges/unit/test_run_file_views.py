@@ -74,7 +74,8 @@ class RunImportPageTests:
         client.force_login(people["res"])
         lines = [*good_lines(project), {"external_id": "item-00001", "error": "again"}]
         answer = client.post(
-            reverse("judge_run_import", args=[project.slug]), {"import-file": upload(project, lines), "import-model": "m"}
+            reverse("judge_run_import", args=[project.slug]),
+            {"import-file": upload(project, lines), "import-model": "m"},
         )
         assert (
             answer.status_code == 400
