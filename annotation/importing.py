@@ -222,7 +222,8 @@ def read_records(
         source.close()
 
 
-def _external_id(data: dict, line: int, errors: ErrorCollector) -> str | None:
+def record_external_id(data: dict, line: int, errors: ErrorCollector) -> str | None:
+    """The record's external id, stripped and NFC-normalised; None (with the error added) when refused."""
     value = data.get("external_id")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
@@ -257,7 +258,7 @@ def external_id_problem(value: str) -> str | None:
     return None
 
 
-def _dumps(data: Any) -> str:
+def dumps_json(data: Any) -> str:
     """Compact JSON text, as ``json.dumps`` writes it with ``ensure_ascii=False``, several times faster."""
     try:
         return orjson.dumps(data).decode()
@@ -265,33 +266,43 @@ def _dumps(data: Any) -> str:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read a block at a time."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 # -- items ------------------------------------------------------------------------------------
 
 
-class _Staging:
-    """A temporary table of the file's valid rows, written a batch at a time.
+class StagingTable:
+    """A temporary table of a file's valid rows, written a batch at a time.
 
     Each batch is one COPY on PostgreSQL (several times the speed of INSERTs; bench/import_items.py
     measures both), closed before the next record is read: the records may come from a query on the
-    same connection, which a COPY left open would block.
+    same connection, which a COPY left open would block. The table has a ``line`` and an
+    ``external_id`` column besides its own (``columns``: name and SQL type, in row order), so
+    repeated ids are found by the database with their lines.
     """
 
-    table = "concord_item_staging"
-
-    def __init__(self) -> None:
+    def __init__(self, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+        self.table = table
+        self.columns = ("line", "external_id", *(name for name, _ in columns))
         self.cursor = connection.cursor()
         self.postgres = connection.vendor == "postgresql"
         self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
-        self.cursor.execute(
-            f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, payload text, gold text, "
-            "order_key bigint)"
-        )
+        declared = ", ".join(f"{name} {sql_type}" for name, sql_type in columns)
+        self.cursor.execute(f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, {declared})")
         self._rows: list[tuple] = []
         self._text_size = 0
 
     def add(self, row: tuple) -> None:
+        """One row: line, external id, then the table's own columns in order (text cells as text)."""
         self._rows.append(row)
-        self._text_size += len(row[2])
+        self._text_size += sum(len(cell) for cell in row if isinstance(cell, str))
         if len(self._rows) >= BATCH or self._text_size >= BATCH_TEXT:
             self._flush()
 
@@ -299,12 +310,12 @@ class _Staging:
         if not self._rows:
             return
         if self.postgres:
-            columns = "line, external_id, payload, gold, order_key"
-            with self.cursor.cursor.copy(f"COPY {self.table} ({columns}) FROM STDIN") as copy:
+            with self.cursor.cursor.copy(f"COPY {self.table} ({', '.join(self.columns)}) FROM STDIN") as copy:
                 for row in self._rows:
                     copy.write_row(row)
         else:
-            self.cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s, %s)", self._rows)
+            marks = ", ".join(["%s"] * len(self.columns))
+            self.cursor.executemany(f"INSERT INTO {self.table} VALUES ({marks})", self._rows)
         self._rows.clear()
         self._text_size = 0
 
@@ -314,31 +325,27 @@ class _Staging:
     def abort(self) -> None:
         self._rows.clear()
 
-    def report_duplicates(self, project_id: int, errors: ErrorCollector) -> None:
-        """Add an error per repeated or already-stored id: the first ``errors.cap`` in full, the rest counted."""
-        # Each query lists its rows in file order (by the line column named last).
+    def report_found(self, query: str, params: list[Any], errors: ErrorCollector, describe) -> None:
+        """An error per row of ``query`` (its rows with a ``line`` column), in file order: the first
+        ``errors.cap`` in full through ``describe(row) -> (line, message)``, the rest counted."""
+        self.cursor.execute(f"SELECT count(*) FROM ({query}) found", params)
+        found = self.cursor.fetchone()[0]
+        if not found:
+            return
+        self.cursor.execute(f"SELECT * FROM ({query}) found ORDER BY line LIMIT %s", [*params, errors.cap])
+        shown = self.cursor.fetchall()
+        for row in shown:
+            line, message = describe(row)
+            errors.add(FieldError("external_id", message, line))
+        errors.count_more(found - len(shown))
+
+    def report_repeated_ids(self, errors: ErrorCollector) -> None:
+        """An error per id given on more than one line, naming its lines."""
         repeated = (
             f"SELECT external_id, min(line) AS line, count(*) FROM {self.table} "
             "GROUP BY external_id HAVING count(*) > 1"
         )
-        clashes = (
-            f"SELECT s.line AS line, s.external_id FROM {self.table} s JOIN {Item._meta.db_table} i "
-            "ON i.project_id = %s AND i.external_id = s.external_id"
-        )
-        for query, params, describe in (
-            (repeated, [], self._describe_repeat),
-            (clashes, [project_id], lambda row: (row[0], f"{row[1]!r} already exists in this project")),
-        ):
-            self.cursor.execute(f"SELECT count(*) FROM ({query}) found", params)
-            found = self.cursor.fetchone()[0]
-            if not found:
-                continue
-            self.cursor.execute(f"SELECT * FROM ({query}) found ORDER BY line LIMIT %s", [*params, errors.cap])
-            shown = self.cursor.fetchall()
-            for row in shown:
-                line, message = describe(row)
-                errors.add(FieldError("external_id", message, line))
-            errors.count_more(found - len(shown))
+        self.report_found(repeated, [], errors, self._describe_repeat)
 
     def _describe_repeat(self, row: tuple) -> tuple[int, str]:
         external_id, first, times = row
@@ -348,6 +355,28 @@ class _Staging:
         lines = ", ".join(str(line) for (line,) in self.cursor.fetchall())
         more = f", … {times - SHOWN_LINES} more" if times > SHOWN_LINES else ""
         return first, f"duplicate {external_id!r} within the file (lines {lines}{more})"
+
+    def drop(self) -> None:
+        self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+        self.cursor.close()
+
+
+class _Staging(StagingTable):
+    """The item file's valid rows: payload, known answer and order key of each."""
+
+    def __init__(self) -> None:
+        super().__init__("concord_item_staging", (("payload", "text"), ("gold", "text"), ("order_key", "bigint")))
+
+    def report_duplicates(self, project_id: int, errors: ErrorCollector) -> None:
+        """Add an error per repeated or already-stored id: the first ``errors.cap`` in full, the rest counted."""
+        self.report_repeated_ids(errors)
+        clashes = (
+            f"SELECT s.line AS line, s.external_id FROM {self.table} s JOIN {Item._meta.db_table} i "
+            "ON i.project_id = %s AND i.external_id = s.external_id"
+        )
+        self.report_found(
+            clashes, [project_id], errors, lambda row: (row[0], f"{row[1]!r} already exists in this project")
+        )
 
     def insert_items(self, project_id: int, job_id: int | None) -> int:
         cast = "::jsonb" if self.postgres else ""
@@ -360,10 +389,6 @@ class _Staging:
             [project_id, job_id, connection.ops.adapt_datetimefield_value(timezone.now())],
         )
         return self.cursor.rowcount
-
-    def drop(self) -> None:
-        self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
-        self.cursor.close()
 
 
 def import_items(
@@ -411,7 +436,7 @@ def import_item_records(
         try:
             for record in records:
                 data = record.data
-                external_id = _external_id(data, record.line, errors)
+                external_id = record_external_id(data, record.line, errors)
                 gold = data.pop("gold", None)
                 payload = {k: v for k, v in data.items() if k != "external_id"}
                 problems = kind.check_payload(payload)
@@ -422,9 +447,9 @@ def import_item_records(
                     continue
                 if external_id is not None and not errors:
                     # After the first error nothing will be stored: only keep validating.
-                    gold_text = None if gold is None else _dumps(gold)
+                    gold_text = None if gold is None else dumps_json(gold)
                     order_key = item_order_key(project.seed, external_id)
-                    staging.add((record.line, external_id, _dumps(payload), gold_text, order_key))
+                    staging.add((record.line, external_id, dumps_json(payload), gold_text, order_key))
         except BaseException:
             staging.abort()
             raise
@@ -572,7 +597,7 @@ def import_annotations(
             progress=progress,
         )
         for record in records:
-            external_id = _external_id(record.data, record.line, errors)
+            external_id = record_external_id(record.data, record.line, errors)
             problems = _annotation_shape_problems(record.data)
             if problems:
                 errors.extend(problems, line=record.line)

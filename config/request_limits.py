@@ -9,7 +9,7 @@ is refused with 411.
 
 To give a new route its own cap, add one line to ``BODY_LIMITS``::
 
-    "api_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
+    "<url name>": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
 
 and list it in docs/security.md ("Caps on input").
 """
@@ -55,10 +55,12 @@ BODY_LIMITS: dict[str, BodyLimit] = {
     "password_reset_confirm": BodyLimit("CONCORD_SIGN_IN_MAX_BYTES"),
     # Bulk imports through the API.
     "api_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
+    "api_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
     # File uploads from pages.
     "import_upload": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     "generate_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     "ipqa_eval": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    "judge_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
 }
 DEFAULT_LIMIT = BodyLimit("CONCORD_REQUEST_MAX_BYTES")
 

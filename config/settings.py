@@ -434,6 +434,7 @@ CONCORD_JUDGE_BACKENDS = {
     "openai": "judges.backends.openai_compat.OpenAIBackend",
     "vllm": "judges.backends.vllm_local.VllmBackend",
     "baseline": "judges.backends.baseline.BaselineBackend",
+    "imported": "judges.backends.imported.ImportedBackend",
 }
 # In-process vLLM chunks go to GPU workers only: `celery -A config worker -Q gpu` on GPU hosts.
 CELERY_TASK_ROUTES = {

@@ -180,6 +180,36 @@ def annotation_records(kind) -> list[dict]:
     ]
 
 
+def run_records(kind) -> list[dict]:
+    """A run file of ``kind``: the provenance line, an answered item, an item whose output failed.
+
+    Kinds whose items have options (a ``judges.kinds.<kind>.option_order`` module) show the answer
+    of a model that saw them in reverse order, with that ``option_order``.
+    """
+    from judges.kinds import kind_module
+
+    value = kind.example_value()
+    answered = {"external_id": f"{kind.name}-0001", "value": value}
+    if kind_module(kind.name, "option_order") is not None:
+        order = list(reversed(range(len(kind.example_payload()["options"]))))
+        answered = {**answered, "value": kind_module(kind.name, "option_order").to_shown_order(value, order)}
+        answered["option_order"] = order
+    answered |= {"raw_output": json.dumps(answered["value"]), "latency_ms": 812.5, "prompt_tokens": 1450,
+                 "completion_tokens": 96, "score": 0.87}  # fmt: skip
+    return [
+        {
+            "provenance": {
+                "model": "Qwen/Qwen3-32B",
+                "prompt": "our_prompt.v2",
+                "sampling": {"temperature": 0.7, "seed": 42},
+                "producer_run_id": "slurm-81234",
+            }
+        },  # fmt: skip
+        answered,
+        {"external_id": f"{kind.name}-0002", "error": "the output is not JSON", "raw_output": "Sure! Here are"},
+    ]
+
+
 def block(fmt: str, text: str, mark: str = "") -> list[str]:
     return ([mark] if mark else []) + [f"```{fmt}", text.rstrip("\n"), "```"]
 
@@ -252,7 +282,9 @@ def blinding_lines(kind) -> list[str]:
 
 
 def kind_section(kind) -> list[str]:
-    items, annotations = item_records(kind), annotation_records(kind)
+    from judges.run_files import RUN_FIELDS
+
+    items, annotations, runs = item_records(kind), annotation_records(kind), run_records(kind)
     item_header = ["external_id", *kind.payload_fields, "gold"]
     annotation_header = ["rater", "external_id", "value", "seconds_on_item", "suggestion_visible"]
     lines = [f"## `{kind.name}` — {kind.label}", "", kind.description, "", "### Item payload", ""]
@@ -287,6 +319,15 @@ def kind_section(kind) -> list[str]:
         "",
         *example(kind.name, "annotations", "csv", csv_text(annotation_header, annotations)),
         "",
+        "### Example run file",
+        "",
+        "A model's outputs for these items (see [Judge runs](#judge-runs)): the provenance line, an "
+        "answered item, an item whose output could not be used.",
+        "",
+        *example(kind.name, "runs", "jsonl", jsonl_text(runs)),
+        "",
+        *example(kind.name, "runs", "csv", csv_text(list(RUN_FIELDS), runs[1:])),
+        "",
     ]
     return lines
 
@@ -320,7 +361,8 @@ def render() -> str:
             "sh",
             "python manage.py create_project SLUG --kind KIND\n"
             "python manage.py import_items SLUG FILE          # .jsonl, .ndjson or .csv\n"
-            "python manage.py import_annotations SLUG FILE",
+            "python manage.py import_annotations SLUG FILE\n"
+            "python manage.py import_run SLUG FILE [--model M] [--prompt LABEL]   # a model's outputs",
         ),
         "",
         "Every field table and example below is generated from the task kinds' own schemas and examples, "
@@ -430,6 +472,7 @@ def render() -> str:
         "file twice stores it once. A different value from the same rater for the same item becomes "
         "that rater's next version; earlier versions stay.",
         "",
+        *run_section(),
         "## Errors and exit codes",
         "",
         "An import is atomic: if any record is bad, nothing from the file is stored. Every problem is "
@@ -463,6 +506,69 @@ def render() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def run_section() -> list[str]:
+    """The run file format: fields, provenance, option orders, export."""
+    from annotation.kinds import all_kinds
+    from judges.kinds import kind_module
+    from judges.run_files import PROVENANCE_KEYS, RUN_FIELDS
+
+    assert RUN_FIELDS == ("external_id", "value", "error", "raw_output", "latency_ms", "prompt_tokens",
+                          "completion_tokens", "score", "option_order"), "update the run field table below"  # fmt: skip
+    assert PROVENANCE_KEYS == ("model", "prompt", "sampling", "producer_run_id"), "update the provenance table"
+    ordered = [f"`{k.name}`" for k in all_kinds() if kind_module(k.name, "option_order") is not None]
+    return [
+        "## Judge runs",
+        "",
+        "`import_run` (also the *Import a run* form on the LLM judges page and "
+        "`POST /api/projects/{slug}/runs/import/`) brings a model's outputs made elsewhere into a project "
+        "whose items are imported: a vLLM batch, the OpenAI Batch API, a cluster job. They become an "
+        "*imported run*, labelled `imported` with the model's name, that every report and evaluation "
+        "takes like a run made here. `export_run RUN_ID -o FILE` (and the run page's download) writes "
+        "any run in the same format, so a round trip is lossless.",
+        "",
+        "One line per item, JSONL or CSV (the columns below, in any order):",
+        "",
+        "| field | type | required | meaning |",
+        "|---|---|---|---|",
+        "| `external_id` | string (or a whole number in JSONL) | yes | the item's `external_id` in this project; "
+        "each item at most once |",
+        "| `value` | the kind's annotation value | one of `value`, `error` | the model's answer, checked exactly as a "
+        "person's answer to the item is (JSON in a CSV cell) |",
+        "| `error` | non-empty string | one of `value`, `error` | why the model's output could not be used; the "
+        "item is stored as a failed suggestion, never scored |",
+        "| `raw_output` | string | no | the model's text as it came |",
+        "| `latency_ms` | number ≥ 0 | no | how long the call took |",
+        "| `prompt_tokens`, `completion_tokens` | whole number ≥ 0 | no | token counts |",
+        "| `score` | number 0–1 | no | the model's confidence in its answer |",
+        "| `option_order` | array of option numbers | no | multiple choice only ("
+        + (", ".join(ordered) or "none")
+        + "): the item's option numbers in the order the model was shown them; `value` then numbers the options "
+        "as shown, and is stored in the item's own numbering, so a shuffled run is scored against the right "
+        "options |",
+        "",
+        'A JSONL file may begin with one provenance line, `{"provenance": {...}}`; the options '
+        "(`--model`, `--prompt`, `--sampling JSON`, `--producer-run-id`) take precedence over it, and a CSV "
+        "file has its provenance from the options alone. A model is needed from one or the other.",
+        "",
+        "| provenance field | type | meaning |",
+        "|---|---|---|",
+        "| `model` | string, at most 200 characters | the model that produced the outputs |",
+        "| `prompt` | string, at most 100 characters | `NAME.vN` (a prompt and its version) or any label; "
+        "default `unspecified` |",
+        "| `sampling` | object of at most 20 numbers, texts, booleans or nulls | sampling parameters; "
+        "`temperature`, `max_tokens` and `seed` also set the run's judge (`mcq_eval` reads several imported "
+        "runs with seeds as several shuffles) |",
+        "| `producer_run_id` | string, at most 200 characters | the producer's own run or batch id |",
+        "",
+        "The run page and every report that uses the run show this provenance with the file's name and "
+        "SHA-256. An import is atomic: an unknown or repeated `external_id`, a value off the kind's "
+        "schema, a line with both `value` and `error` or neither, and nothing is stored (errors name "
+        "line and field, as below). The same file imported again with the same provenance is refused, "
+        "naming the run it became. Each kind's section above has an example run file.",
+        "",
+    ]
 
 
 def _anchor(text: str) -> str:

@@ -9,6 +9,7 @@ RUN_ALREADY_ACTIVE = "run {run} of this judge on this project is still running; 
 CANNOT_CANCEL = "run {run} is {status}; only a running run can be cancelled"
 CANNOT_RESUME = "run {run} is {status}; only a cancelled or stopped run can be resumed"
 UNKNOWN_PROMPT = "unknown prompt {prompt!r}; prompts for {kind!r} with backend {backend!r}: {known}"
+NOT_RUNNABLE = "judge {judge!r} is {backend}: its outputs come from a file, so it cannot be run; import a new file"
 UNKNOWN_BACKEND = "unknown backend {backend!r}; choose one of {known}"
 MODEL_REQUIRED = "backend {backend!r} needs a model name (--model, or JUDGE_MODEL in the environment)"
 JUDGE_EXISTS = "judge {name!r} already has this configuration"

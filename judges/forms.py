@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Project
-from judges.backends import backend_names, get_backend
+from judges.backends import backend_names, get_backend, runnable_backend_names
 from judges.endpoints import endpoint_names, local_model_names
 from judges.models import MAX_CONCURRENCY, Judge
 from judges.prompting import prompts_for
@@ -56,4 +56,30 @@ class RunForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Only this project's judges: no project sees another's judges, models or endpoints.
-        self.fields["judge"].queryset = Judge.objects.filter(project=project).order_by("name", "id")
+        # Imported judges are not run: their outputs came from a file.
+        runnable = runnable_backend_names()
+        self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by(
+            "name", "id"
+        )
+
+
+class RunImportForm(forms.Form):
+    """A model's outputs made elsewhere (docs/formats.md, Judge runs); empty fields take the file's provenance.
+
+    Prefixed ``import``: the judges page also has the judge form, whose fields share these names.
+    """
+
+    prefix = "import"
+
+    file = forms.FileField(label="Run file (.jsonl or .csv, UTF-8)")
+    model = forms.CharField(max_length=200, required=False, help_text="The model that produced it, e.g. gpt-4o.")
+    prompt = forms.CharField(
+        max_length=100, required=False, help_text="A prompt NAME.vN or any label; empty: the file's, else unspecified."
+    )
+    name = forms.CharField(max_length=100, required=False, help_text="Empty: named after model and prompt.")
+    producer_run_id = forms.CharField(
+        max_length=200, required=False, label="Producer run id", help_text="Your own run or batch id."
+    )
+    sampling = forms.JSONField(
+        required=False, label="Sampling parameters", help_text='JSON, e.g. {"temperature": 0.7, "seed": 7}.'
+    )

@@ -70,7 +70,8 @@ class Judge(models.Model):
 
     @property
     def prompt_key(self) -> str:
-        return f"{self.prompt_name}.v{self.prompt_version}"
+        # Version 0: an imported run's free prompt label, which has no version of ours.
+        return self.prompt_name if self.prompt_version == 0 else f"{self.prompt_name}.v{self.prompt_version}"
 
     def clean(self) -> None:
         check_backend(self.backend)
@@ -81,7 +82,8 @@ class Judge(models.Model):
 
     @property
     def backend_label(self) -> str:
-        """How the judge is named wherever it appears: a baseline is never passed off as an LLM."""
+        """How the judge is named wherever it appears: a baseline is never passed off as an LLM, and an
+        imported run reads "imported · <model>"."""
         if self.is_baseline:
             return "baseline"
         return f"{self.backend} · {self.model}"
@@ -159,6 +161,18 @@ class LeasedChunk(models.Model):
         ordering = ["run_id", "number"]
 
 
+#: What ``JudgeRun.provenance`` may hold, with the label pages and reports show it under.
+PROVENANCE_FIELDS = (
+    ("model", "model"),
+    ("prompt", "prompt"),
+    ("sampling", "sampling"),
+    ("producer_run_id", "producer run"),
+    ("file_name", "file"),
+    ("file_sha256", "file SHA-256"),
+    ("generation_run", "generation run"),
+)
+
+
 class JudgeRun(RunState):
     """A judge applied to a project's items."""
 
@@ -167,6 +181,10 @@ class JudgeRun(RunState):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
     #: The run covers the project's items up to this id: items imported later belong to a later run.
     last_item_id = models.BigIntegerField(default=0)
+    #: Where outputs made outside a Concord run came from (``PROVENANCE_FIELDS``): for an imported run
+    #: the producer's model, prompt label, sampling parameters, own run id and the file's name and
+    #: SHA-256; for drafts a generation run wrote, that run. Empty for runs Concord called a model for.
+    provenance = models.JSONField(default=dict, blank=True)
 
     class Meta(RunState.Meta):
         indexes = [models.Index(fields=["project", "status"], name="judgerun_by_project_status")]
@@ -177,6 +195,24 @@ class JudgeRun(RunState):
     @property
     def done_count(self) -> int:
         return self.ok_count + self.failed_count
+
+    @property
+    def provenance_lines(self) -> list[tuple[str, str]]:
+        """(label, text) of each provenance fact, in ``PROVENANCE_FIELDS`` order, for pages and reports."""
+        lines = []
+        for key, label in PROVENANCE_FIELDS:
+            value = self.provenance.get(key)
+            if value in (None, "", {}):
+                continue
+            if isinstance(value, dict):
+                value = ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+            lines.append((label, str(value)))
+        return lines
+
+    @property
+    def provenance_text(self) -> str:
+        """The provenance on one line ("" when there is none), as every report using the run prints it."""
+        return "; ".join(f"{label} {text}" for label, text in self.provenance_lines)
 
 
 class JudgeChunk(LeasedChunk):
@@ -215,6 +251,11 @@ class Suggestion(models.Model):
     tokens_in = models.PositiveIntegerField(null=True, blank=True)
     tokens_out = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
+    #: The model's own confidence in its answer (0-1), when an imported file gives one.
+    score = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    #: Multiple choice: the order the options were shown in (the item's option numbers), when an
+    #: imported file gives one; ``value`` is already in the item's own numbering.
+    option_order = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

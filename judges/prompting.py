@@ -306,7 +306,7 @@ def get_prompt(name: str) -> Prompt:
 
 def prompts_for(*, kind: str, backend: str) -> list[Prompt]:
     """The judge prompts a judge of ``kind`` on ``backend`` may use, the default first."""
-    if backend not in backend_names():
-        return []
+    if backend not in backend_names() or not backend_class(backend).runs_items:
+        return []  # an unknown backend, or one whose outputs are imported: it runs no prompt
     baseline = backend_class(backend).is_baseline
     return [p for p in all_prompts() if p.is_judge and p.kind == kind and p.baseline == baseline]

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Item, Project
-from judges.backends import backend_class, backend_names, get_backend
+from judges.backends import backend_class, get_backend, runnable_backend_names
 from judges.backends.base import JudgeBackend
 from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, UnknownModel, get_endpoint, local_model_source
 from judges.errors import (
@@ -28,6 +28,7 @@ from judges.errors import (
     JUDGE_EXISTS,
     JUDGE_OF_ANOTHER_PROJECT,
     MODEL_REQUIRED,
+    NOT_RUNNABLE,
     RUN_ALREADY_ACTIVE,
     UNKNOWN_BACKEND,
     UNKNOWN_PROMPT,
@@ -95,8 +96,8 @@ def _judge_config(
     max_tokens: int,
     seed: int | None,
 ) -> dict[str, Any]:
-    if backend not in backend_names():
-        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(backend_names())))
+    if backend not in runnable_backend_names():
+        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(runnable_backend_names())))
     engine = get_backend(backend)
     chosen = judge_prompt(kind=kind, backend=backend, prompt=prompt)
     if engine.is_baseline:
@@ -214,6 +215,8 @@ def judge_run_start(
     """A running run over the project's items, split into chunks. Send it with ``judge_run_dispatch``."""
     if judge.project_id != project.pk:
         raise JudgeInvalid(JUDGE_OF_ANOTHER_PROJECT.format(judge=judge.name, project=project.slug))
+    if not backend_class(judge.backend).runs_items:
+        raise JudgeInvalid(NOT_RUNNABLE.format(judge=judge.name, backend=judge.backend))
     # Lock the project row so two simultaneous starts of one judge cannot both pass the check below.
     Project.objects.select_for_update().get(pk=project.pk)
     active = JudgeRun.objects.filter(judge=judge, project=project, status=JudgeRun.Status.RUNNING).first()

@@ -7,23 +7,25 @@ project shows suggestions in the workspace.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import project_access
-from annotation.errors import ValidationFailed
+from annotation.errors import ImportRejected, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
 from annotation.models import Project, Role
 from judges.errors import JudgeError, JudgeExists
-from judges.forms import JudgeForm, RunForm
+from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
+from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
 from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
 from judges.tasks import judge_run_dispatch
@@ -34,6 +36,7 @@ ITEMS_PER_PAGE = 50
 #: The run page's item filter (``?show=``): every item, or only the OK or failed ones.
 SHOWN_ITEMS = {"all": None, "ok": Suggestion.Status.OK, "failed": Suggestion.Status.FAILED}
 SHOW_LABELS = (("all", "every item"), ("ok", "answered"), ("failed", "failed"))
+UPLOAD_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); use the import_run command"
 
 
 def _researcher_project(request: HttpRequest, slug: str) -> Project:
@@ -44,7 +47,9 @@ def _run(project: Project, run_id: int) -> JudgeRun:
     return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, project=project)
 
 
-def _page(request: HttpRequest, project: Project, *, judge_form=None, run_form=None, status=200) -> HttpResponse:
+def _page(
+    request: HttpRequest, project: Project, *, judge_form=None, run_form=None, import_form=None, status=200
+) -> HttpResponse:
     judges = judges_for_project(project=project)
     if run_form is None:
         # The judge just created (``?judge=``), else the newest one, is the one to launch: never a blank choice.
@@ -58,6 +63,8 @@ def _page(request: HttpRequest, project: Project, *, judge_form=None, run_form=N
         "judges": judges,
         "judge_form": judge_form or JudgeForm(project=project),
         "run_form": run_form,
+        "import_form": import_form or RunImportForm(),
+        "open_import": import_form is not None,
         "open_new_judge": judge_form is not None or not judges,
     }
     return render(request, "judges/project_judges.html", context, status=status)
@@ -105,6 +112,48 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
             transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
             return redirect("judge_run_detail", slug=project.slug, run_id=run.pk)
     return _page(request, project, run_form=form, status=400)
+
+
+@login_required
+@require_POST
+def run_import(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _researcher_project(request, slug)
+    form = RunImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > settings.CONCORD_IMPORT_MAX_BYTES:
+            form.add_error("file", UPLOAD_TOO_LARGE.format(limit=settings.CONCORD_IMPORT_MAX_BYTES))
+    if form.is_valid():
+        options = {k: v for k, v in form.cleaned_data.items() if k not in ("file", "sampling")}
+        try:
+            result = judge_run_import(
+                project=project,
+                path=upload.temporary_file_path(),
+                sampling=form.cleaned_data["sampling"],
+                file_name=upload.name,
+                created_by=request.user,
+                **options,
+            )
+        except ImportRejected as exc:
+            more = f" … and {exc.total - len(exc.errors)} more" if exc.total > len(exc.errors) else ""
+            form.add_error(None, f"Nothing imported: {'; '.join(map(str, exc.errors))}{more}")
+        else:
+            messages.success(request, f"Imported run {result.run.pk}: {result.ok} answered, {result.failed} failed.")
+            return redirect("judge_run_detail", slug=project.slug, run_id=result.run.pk)
+    return _page(request, project, import_form=form, status=400)
+
+
+@login_required
+def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """The run as a run file (the import format), streamed: ``?format=jsonl`` (default) or ``csv``."""
+    project = _researcher_project(request, slug)
+    run = _run(project, run_id)
+    fmt = request.GET.get("format", "jsonl")
+    if fmt not in RUN_FILE_TYPES:
+        return HttpResponse(f"unknown format {fmt!r}; use jsonl or csv", status=400, content_type="text/plain")
+    response = StreamingHttpResponse(run_file_lines(run, fmt), content_type=RUN_FILE_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-run-{run.pk}.{fmt}"'
+    return response
 
 
 @login_required

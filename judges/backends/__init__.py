@@ -10,11 +10,24 @@ from django.utils.module_loading import import_string
 
 from judges.backends.base import JudgeBackend
 
-__all__ = ("JudgeBackend", "backend_choices", "backend_class", "backend_names", "get_backend")
+__all__ = (
+    "JudgeBackend",
+    "backend_choices",
+    "backend_class",
+    "backend_names",
+    "get_backend",
+    "runnable_backend_choices",
+    "runnable_backend_names",
+)
 
 
 def backend_names() -> list[str]:
     return list(settings.CONCORD_JUDGE_BACKENDS)
+
+
+def runnable_backend_names() -> list[str]:
+    """The backends a run can be started on (``runs_items``): not ``imported``, whose outputs come from a file."""
+    return [name for name in backend_names() if backend_class(name).runs_items]
 
 
 def backend_class(name: str) -> type[JudgeBackend]:
@@ -34,3 +47,8 @@ def get_backend(name: str) -> JudgeBackend:
 def backend_choices() -> list[tuple[str, str]]:
     """(name, label) of every registered backend, in registry order."""
     return [(name, backend_class(name).label) for name in backend_names()]
+
+
+def runnable_backend_choices() -> list[tuple[str, str]]:
+    """(name, label) of every backend a run can be started on, in registry order."""
+    return [(name, backend_class(name).label) for name in runnable_backend_names()]

@@ -95,6 +95,9 @@ class JudgeBackend:
     needs_server: ClassVar[bool] = False
     #: Backends that load weights themselves name one of the operator's models (judges.endpoints).
     loads_model: ClassVar[bool] = False
+    #: Whether Concord runs it over a project's items. False for ``imported``: its outputs only come
+    #: in from a file, so no judge run or generation run is started on it.
+    runs_items: ClassVar[bool] = True
     #: Items per chunk (one Celery task) unless JUDGE_CHUNK_SIZE says otherwise.
     chunk_size: ClassVar[int] = 100
 

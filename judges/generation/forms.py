@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Project
-from judges.backends import backend_names, get_backend
+from judges.backends import get_backend, runnable_backend_names
 from judges.endpoints import endpoint_names
 from judges.forms import model_help_text
 from judges.generation.steps import steps_for_kind
@@ -46,7 +46,7 @@ class GenerateForm(forms.Form):
         self.fields["model"].help_text = model_help_text()
         self.steps = steps_for_kind(project.kind)
         self.fields["step"].choices = [(s.name, s.label) for s in self.steps]
-        self.fields["backend"].choices = [(name, get_backend(name).label) for name in backend_names()]
+        self.fields["backend"].choices = [(name, get_backend(name).label) for name in runnable_backend_names()]
         self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
         if not any(step.option_choices.get("profile_from") for step in self.steps):
             del self.fields["profile_from"]

@@ -12,7 +12,6 @@ duplicates an item. Items are created when every record has an outcome, in one a
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import uuid
 from collections.abc import Iterator
@@ -28,9 +27,9 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected, ValidationFailed
-from annotation.importing import Record, import_item_records
+from annotation.importing import Record, file_sha256, import_item_records
 from annotation.models import Item, Project
-from judges.backends import backend_names, get_backend
+from judges.backends import get_backend, runnable_backend_names
 from judges.errors import UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
@@ -43,8 +42,17 @@ from judges.leasing import (
     restart_run,
     stop_run,
 )
-from judges.models import GenerationChunk, GenerationRecord, GenerationRun
-from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, Dispatch, _chunk_ranges, operator_model_and_endpoint
+from judges.models import GenerationChunk, GenerationRecord, GenerationRun, Judge, JudgeRun
+from judges.run_files import judge_run_store_outputs
+from judges.services import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_SEED,
+    Dispatch,
+    _chunk_ranges,
+    _default_name,
+    _fingerprint,
+    operator_model_and_endpoint,
+)
 
 UNKNOWN_STEP = "unknown step {step!r}; choose one of {known}"
 STEP_OF_ANOTHER_KIND = "step {step!r} makes {made} items, but project {project!r} is a {kind} project"
@@ -72,22 +80,14 @@ class RunConfig:
 def _config(
     *, step: Step, backend: str, model: str, endpoint: str, temperature: float | None, max_tokens: int, seed: int | None
 ) -> RunConfig:
-    if backend not in backend_names():
-        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(backend_names())))
+    if backend not in runnable_backend_names():
+        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(runnable_backend_names())))
     engine = get_backend(backend)
     if engine.is_baseline:
         return RunConfig(backend, "", "", 0.0, DEFAULT_MAX_TOKENS, seed)
     model, endpoint = operator_model_and_endpoint(engine=engine, model=model, endpoint=endpoint)
     chosen = step.default_temperature if temperature is None else temperature
     return RunConfig(backend, model, endpoint, chosen, max_tokens, seed)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def generation_step(*, project: Project, step: str) -> Step:
@@ -242,7 +242,7 @@ def generation_run_start(
         max_tokens=config.max_tokens,
         seed=config.seed,
         source_name=(source_name or path.name)[:255],
-        source_sha256=_file_sha256(path),
+        source_sha256=file_sha256(path),
         is_demo=is_demo,
         concurrency=concurrency or settings.JUDGE_CONCURRENCY,
         chunk_size=chunk_size or settings.JUDGE_CHUNK_SIZE or get_backend(config.backend).chunk_size,
@@ -451,6 +451,66 @@ def _item_records(run: GenerationRun) -> Iterator[Record]:
             yield Record(position, {"external_id": eid, **payload, "meta": item_meta(run, record, payload.get("meta"))})
 
 
+def _drafts_judge(run: GenerationRun) -> Judge:
+    """The judge the run's drafts belong to: its model, prompt and sampling, as a judge configured
+    alike would be (one configuration, one judge, so its suggestions are never split)."""
+    config = {
+        "kind": run.project.kind,
+        "backend": run.backend,
+        "model": run.model,
+        "endpoint": run.endpoint,
+        "prompt_name": run.prompt_name,
+        "prompt_version": run.prompt_version,
+        "temperature": run.temperature,
+        "max_tokens": run.max_tokens,
+        "seed": run.seed,
+    }
+    fingerprint = _fingerprint(config)
+    judge = Judge.objects.filter(project=run.project, fingerprint=fingerprint).first()
+    if judge is None:
+        judge = Judge.objects.create(
+            project=run.project,
+            name=_default_name(config),
+            fingerprint=fingerprint,
+            created_by=run.created_by,
+            **config,
+        )
+    return judge
+
+
+def _draft_records(run: GenerationRun, step: Step) -> Iterator[Record]:
+    """A run-file line per new item whose payload drafts an answer: the value, or why it is not one."""
+    kind = run.project.task_kind
+    items = Item.objects.filter(project=run.project, payload__meta__generation__run=run.pk).order_by("pk")
+    rows = items.values_list("external_id", "payload").iterator(chunk_size=RECORD_BATCH)
+    for line, (external_id, payload) in enumerate(rows, start=1):
+        value = step.suggestion(payload)
+        if value is None:
+            continue
+        problems = kind.check_value(value, payload=payload)
+        outcome = {"error": "; ".join(map(str, problems))} if problems else {"value": value}
+        yield Record(line, {"external_id": external_id, **outcome})
+
+
+def _record_drafts(run: GenerationRun, step: Step) -> JudgeRun | None:
+    """The drafts of the run's new items as a completed run of their judge, or None if the step drafts
+    nothing: annotators see a draft only as the kind's suggestion (hidden, shown or randomised as
+    the project says), and draft acceptance counts it."""
+    records = _draft_records(run, step)
+    first = next(records, None)
+    if first is None:
+        return None
+    return judge_run_store_outputs(
+        project=run.project,
+        judge=_drafts_judge(run),
+        records=itertools.chain([first], records),
+        errors=ErrorCollector(cap=settings.CONCORD_IMPORT_ERROR_CAP),
+        provenance={"generation_run": run.pk},
+        prompt_sha256=run.prompt_sha256,
+        created_by=run.created_by,
+    ).run
+
+
 def _finish(run: GenerationRun) -> GenerationRun:
     """Import the run's items and complete it; on a refused import, stop it with the reason (no item made)."""
     now = timezone.now()
@@ -462,6 +522,8 @@ def _finish(run: GenerationRun) -> GenerationRun:
         run.last_error = IMPORT_FAILED.format(errors=shown)
         run.save(update_fields=["status", "last_error", "finished_at", "watch_token"])
         return run
+    if created:
+        _record_drafts(run, get_step(run.step))
     run.status, run.items_created, run.finished_at, run.watch_token = GenerationRun.Status.COMPLETED, created, now, ""
     run.pending_count = 0
     run.save(update_fields=["status", "items_created", "finished_at", "watch_token", "pending_count"])

@@ -120,15 +120,18 @@ def judge_info(project: Project, run_id: int | None) -> JudgeInfo | None:
     return JudgeInfo(
         run_id=run.pk,
         rater=judge_rater_name(run.pk),
-        label=_judge_label(judge, run.pk),
+        label=_judge_label(judge, run),
         is_baseline=judge.is_baseline,
     )
 
 
-def _judge_label(judge: Any, run_id: int) -> str:
-    """``name (backend · model), run N``, naming the prompt version unless the name already does."""
+def _judge_label(judge: Any, run: JudgeRun) -> str:
+    """``name (backend · model), run N``, naming the prompt version unless the name already does, and
+    the provenance of outputs made outside a Concord run (an imported file: model, prompt, sampling,
+    producer run id, file SHA-256), so every report that uses such a run says where it came from."""
     prompt = "" if judge.prompt_key in judge.name else f", prompt {judge.prompt_key}"
-    return f"{judge.name} ({judge.backend_label}){prompt}, run {run_id}"
+    provenance = f" [{run.provenance_text}]" if run.provenance_text else ""
+    return f"{judge.name} ({judge.backend_label}){prompt}, run {run.pk}{provenance}"
 
 
 def report_agreement(

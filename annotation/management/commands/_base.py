@@ -66,6 +66,14 @@ def refused(exc: ValidationError) -> CommandError:
     return CommandError("\n".join(lines), returncode=BAD_INPUT)
 
 
+def rejected(file: str, messages: list[str], total: int) -> CommandError:
+    """A refused import as the command's error (exit 1): each bad line and field, then how many more."""
+    more = f"\n... and {total - len(messages)} more errors" if total > len(messages) else ""
+    return CommandError(
+        f"{file}: nothing imported, {total} error(s):\n" + "\n".join(messages) + more, returncode=BAD_INPUT
+    )
+
+
 class StderrProgress:
     """Prints how far a long import has got to stderr, at most twice a second."""
 
@@ -100,15 +108,7 @@ class ImportCommand(BaseCommand):
         if progress:
             sys.stderr.write("\n")
         if job.status == ImportJob.Status.REJECTED:
-            more = (
-                f"\n... and {job.error_count - len(job.errors)} more errors"
-                if job.error_count > len(job.errors)
-                else ""
-            )
-            raise CommandError(
-                f"{file}: nothing imported, {job.error_count} error(s):\n" + "\n".join(job.errors) + more,
-                returncode=BAD_INPUT,
-            )
+            raise rejected(file, job.errors, job.error_count)
         self.stdout.write(
             json.dumps(
                 {"project": project.slug, "imported": job.rows_imported, "unchanged": job.rows_unchanged, "job": job.pk}

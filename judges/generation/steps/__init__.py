@@ -74,6 +74,16 @@ class Step:
         """A deterministic output in the prompt's schema, made without a model."""
         raise NotImplementedError("subclasses of Step must provide baseline()")
 
+    def suggestion(self, payload: dict) -> dict | None:
+        """The answer of the target kind that a generated item's payload drafts, if the step drafts one.
+
+        A step whose model output is itself an answer to the item (a drafted intent statement) returns
+        it here: the run then stores it as the item's suggestion (``judges.generation.services``), so
+        annotators see it only as the kind's suggestion, where the project shows suggestions. None:
+        the output made the item and answers nothing.
+        """
+        return None
+
 
 def one_line(text: str, limit: int = HISTORY_TEXT_LIMIT) -> str:
     """Whitespace collapsed, cut at ``limit`` characters (with an ellipsis)."""

@@ -12,6 +12,7 @@ from judges.baselines import label_words
 from judges.generation.sources import SourceRecord
 from judges.generation.sources.intent_labels import IntentLabelsReader
 from judges.generation.steps import Step
+from judges.prompting import get_prompt
 
 
 class LabelStatement(Step):
@@ -32,6 +33,14 @@ class LabelStatement(Step):
                 payload[key] = data[key]
         payload["meta"] = {"draft": output}
         return [payload]
+
+    def suggestion(self, payload: dict) -> dict | None:
+        """The drafted statement (or refusal) as the kind's answer, read as the statement prompt's judge reads it."""
+        draft = (payload.get("meta") or {}).get("draft")
+        if not isinstance(draft, dict):
+            return None
+        # The statement prompt's answer needs no request to become a value (it shuffles nothing).
+        return get_prompt(self.prompt_name).to_value(draft, None)  # type: ignore[arg-type]
 
     def baseline(self, data: dict, options: dict[str, str]) -> dict:
         """The label's own words as a statement, "To <label words>." (as the judge baseline drafts it)."""

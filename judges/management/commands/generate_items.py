@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project
-from judges.backends import backend_names, get_backend
+from judges.backends import get_backend, runnable_backend_names
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.generation.selectors import generation_failures, generation_progress, generation_summary
 from judges.generation.services import generation_run_start
@@ -42,7 +42,7 @@ class Command(RunCommand):
         parser.add_argument("slug", help="project slug")
         parser.add_argument("--from", dest="source", required=True, help="source file (.jsonl) on this machine")
         parser.add_argument("--step", required=True, choices=step_names())
-        parser.add_argument("--backend", required=True, choices=backend_names())
+        parser.add_argument("--backend", required=True, choices=runnable_backend_names())
         parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
         parser.add_argument("--endpoint", default="", help="a configured endpoint by name (openai); default: default")
         parser.add_argument("--temperature", type=float, default=None, help="default: the step's (0.7 for rationales)")

@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 
 from annotation.errors import ValidationFailed
 from annotation.models import Project
-from judges.backends import backend_names, get_backend
+from judges.backends import get_backend, runnable_backend_names
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
 from judges.models import MAX_CONCURRENCY, JudgeRun
@@ -30,7 +30,7 @@ class Command(RunCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="project slug")
-        parser.add_argument("--backend", required=True, choices=backend_names())
+        parser.add_argument("--backend", required=True, choices=runnable_backend_names())
         parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
         parser.add_argument(
             "--endpoint", default="", help="a configured endpoint by name (openai backend); default: default"

@@ -1,0 +1,177 @@
+"""Run import benchmark: throughput and peak memory of ``import_run`` (judges.run_files) for every kind.
+
+For each kind it imports ``--lines`` synthetic items into a project, writes a run file of one line
+per item (nine in ten answered with the kind's example value, raw output, timings, token counts and
+a score, one in ten failed with its raw output; multiple-choice answers carry an ``option_order``),
+then imports its first 10,000 lines and all of it as two runs, each in a fresh child process, so
+the peak RSS of one import says whether memory grows with the file.
+
+    python bench/import_run.py [--lines 100000] [--kinds copa_likert,intent_mcq]
+
+The database is whatever DATABASE_URL names (SQLite under var/ when unset). The last line is
+``RESULT lines_per_s=<n> rss_mb_10k=<n> rss_mb_100k=<n>``: lines/s is total lines over total
+seconds of the largest imports across kinds; each RSS figure is the maximum over kinds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import peak_rss_mb, setup_django  # noqa: E402 - importable once the repository root is on the path
+
+SMALL = 10_000
+SLUG_PREFIX = "bench-run-import-"
+FAILED_EVERY = 10
+
+
+def child_import(slug: str, path: str) -> dict:
+    """Import the run file ``path`` into project ``slug``; in its own process, so its peak RSS is its own."""
+    setup_django()
+    from annotation.models import Project
+    from judges.run_files import judge_run_import
+
+    project = Project.objects.get(slug=slug)
+    startup_mb = peak_rss_mb()
+    started = time.perf_counter()
+    result = judge_run_import(project=project, path=path, model="bench/model-7b", prompt="bench_prompt.v1")
+    seconds = time.perf_counter() - started
+    return {
+        "ok": result.ok,
+        "failed": result.failed,
+        "seconds": seconds,
+        "startup_mb": startup_mb,
+        "peak_mb": peak_rss_mb(),
+    }
+
+
+@dataclass(frozen=True)
+class Run:
+    kind: str
+    lines: int
+    seconds: float
+    startup_mb: float
+    peak_mb: float
+
+    @property
+    def rate(self) -> float:
+        return self.lines / self.seconds
+
+
+def bench_slug(kind: str) -> str:
+    return f"{SLUG_PREFIX}{kind}".replace("_", "-")
+
+
+def run_lines(kind, count: int):
+    """The run file's lines for the synthetic items ``annotation.synthetic`` makes."""
+    from judges.kinds import kind_module
+
+    value = kind.example_value()
+    orders = kind_module(kind.name, "option_order")
+    extra = {}
+    if orders is not None:
+        order = list(reversed(range(len(kind.example_payload()["options"]))))
+        extra = {"option_order": order}
+        value = orders.to_shown_order(value, order)
+    raw = json.dumps(value)
+    for number in range(count):
+        external_id = f"{kind.name}-{number:07d}"
+        if number % FAILED_EVERY == FAILED_EVERY - 1:
+            yield {"external_id": external_id, "error": "the output is not JSON", "raw_output": raw[:-1]}
+            continue
+        yield {"external_id": external_id, "value": value, "raw_output": raw, "latency_ms": 800.0 + number % 97,
+               "prompt_tokens": 1400 + number % 50, "completion_tokens": 90, "score": 0.5, **extra}  # fmt: skip
+
+
+def prepare(kind, total: int, folder: Path) -> tuple[Path, Path]:
+    """A fresh project with ``total`` items, and run files of the first 10,000 lines and of all."""
+    from annotation.importing import import_items
+    from annotation.models import Project
+    from annotation.services import project_create
+    from annotation.synthetic import synthetic_records, write_jsonl
+
+    Project.objects.filter(slug=bench_slug(kind.name)).delete()
+    project = project_create(slug=bench_slug(kind.name), kind=kind.name, title=f"Run import benchmark ({kind.name})")
+    import_items(project=project, path=write_jsonl(folder / f"{kind.name}-items.jsonl", synthetic_records(kind, total)))
+    small = write_jsonl(folder / f"{kind.name}-run-{min(SMALL, total)}.jsonl", run_lines(kind, min(SMALL, total)))
+    full = write_jsonl(folder / f"{kind.name}-run-{total}.jsonl", run_lines(kind, total))
+    return small, full
+
+
+def run_child(kind: str, path: Path, expected: int) -> Run:
+    command = [sys.executable, __file__, "--child", bench_slug(kind), str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"import of {path.name} failed (exit {done.returncode})")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    if figures["ok"] + figures["failed"] != expected:
+        raise SystemExit(f"import of {path.name} stored {figures['ok'] + figures['failed']} lines, expected {expected}")
+    return Run(kind, expected, figures["seconds"], figures["startup_mb"], figures["peak_mb"])
+
+
+def bench(total: int, kind_names: list[str] | None) -> None:
+    setup_django()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.kinds import all_kinds
+    from annotation.models import Project
+
+    call_command("migrate", verbosity=0)
+    kinds = [k for k in all_kinds() if not kind_names or k.name in kind_names]
+    small_n = min(SMALL, total)
+    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); {total} lines per kind")
+    print(f"{'kind':<26}{'lines':>8}{'seconds':>9}{'lines/s':>10}{'startup MB':>12}{'peak MB':>9}")
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp:
+        for kind in kinds:
+            small, full = prepare(kind, total, Path(tmp))
+            size_mb = full.stat().st_size / 2**20
+            kind_runs = [run_child(kind.name, small, small_n), run_child(kind.name, full, total)]
+            for run in kind_runs:
+                print(
+                    f"{run.kind:<26}{run.lines:>8}{run.seconds:>9.2f}{run.rate:>10.0f}"
+                    f"{run.startup_mb:>12.1f}{run.peak_mb:>9.1f}"
+                )
+            print(f"{'':<26}run file: {size_mb:.1f} MB for {total} lines")
+            runs += kind_runs
+            # Leave no benchmark rows behind in a database people also use.
+            Project.objects.filter(slug=bench_slug(kind.name)).delete()
+
+    full_runs = [r for r in runs if r.lines == total]
+    small_runs = [r for r in runs if r.lines == small_n]
+    rate = sum(r.lines for r in full_runs) / sum(r.seconds for r in full_runs)
+    rss_small = max(r.peak_mb for r in small_runs)
+    rss_full = max(r.peak_mb for r in full_runs)
+    print()
+    print(f"import_run, {total} lines, all kinds: {rate:.0f} lines/s")
+    print(f"peak RSS: {rss_small:.1f} MB at {small_n} lines, {rss_full:.1f} MB at {total} lines (max over kinds)")
+    print(f"RESULT lines_per_s={rate:.0f} rss_mb_10k={rss_small:.1f} rss_mb_100k={rss_full:.1f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=100_000, help="lines (and items) per kind for the large import")
+    parser.add_argument("--kinds", default="", help="comma-separated kind names (default: every kind)")
+    parser.add_argument("--child", nargs=2, metavar=("SLUG", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child_import(*args.child)))
+        return
+    if args.lines < 1:
+        parser.error("--lines must be at least 1")
+    bench(args.lines, [name for name in args.kinds.split(",") if name])
+
+
+if __name__ == "__main__":
+    main()
