@@ -353,6 +353,9 @@ FILE_UPLOAD_HANDLERS = ["annotation.uploads.CappedTemporaryFileUploadHandler"]
 # Any signed-in user may create projects (and becomes their researcher). Off: only staff and holders of
 # the annotation.add_project permission create projects.
 CONCORD_SELF_SERVICE_PROJECTS = env_bool("CONCORD_SELF_SERVICE_PROJECTS", False)
+# An item held this long without an answer goes back to the pool on the next claim by anyone
+# (annotation.assignments); its holder is told on their next claim.
+CONCORD_HOLD_SECONDS = int(os.environ.get("CONCORD_HOLD_SECONDS", "1800"))
 
 # --- LLM judges (judges/) ---------------------------------------------------------------------------
 # Pre-annotation by an OpenAI-compatible server (a `vllm serve` GPU host, or OpenAI), in-process

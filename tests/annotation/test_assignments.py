@@ -34,12 +34,19 @@ def mcq_project(make_project, tmp_path):
 
 
 def drain(project, user) -> list[str]:
-    """Claim and submit until nothing is left; the external ids in the order served."""
+    """Claim and submit until nothing is left, as an annotator of the project; the external ids in
+    the order served."""
+    membership_add(project=project, user=user, role=Role.ANNOTATOR)
     served = []
     while (assignment := assignment_claim_next(project=project, user=user)) is not None:
         served.append(assignment.item.external_id)
         assignment_submit(assignment=assignment, value={"chosen": [0]})
     return served
+
+
+def claim_as_annotator(project, user):
+    membership_add(project=project, user=user, role=Role.ANNOTATOR)
+    return assignment_claim_next(project=project, user=user)
 
 
 @pytest.mark.django_db
@@ -71,30 +78,31 @@ class ClaimTests:
     def test_skipped_item_is_never_served_again_and_goes_to_someone_else(self, mcq_project, make_user):
         project = mcq_project(n_items=1, overlap=1)
         a, b = make_user("a"), make_user("b")
+        membership_add(project=project, user=a, role=Role.ANNOTATOR)
         assignment_skip(assignment=assignment_claim_next(project=project, user=a), reason="unreadable")
         assert assignment_claim_next(project=project, user=a) is None
         assert assignment_claim_next(project=project, user=b) is not None
 
     def test_skip_needs_a_reason(self, mcq_project, make_user):
-        assignment = assignment_claim_next(project=mcq_project(), user=make_user("a"))
+        assignment = claim_as_annotator(mcq_project(), make_user("a"))
         with pytest.raises(ValidationFailed, match="say why"):
             assignment_skip(assignment=assignment, reason="  ")
 
     def test_submitted_item_cannot_be_skipped(self, mcq_project, make_user):
-        assignment = assignment_claim_next(project=mcq_project(), user=make_user("a"))
+        assignment = claim_as_annotator(mcq_project(), make_user("a"))
         assignment_submit(assignment=assignment, value={"chosen": [0]})
         with pytest.raises(AssignmentClosed):
             assignment_skip(assignment=assignment, reason="changed my mind")
 
     def test_invalid_value_stores_nothing_and_keeps_the_item(self, mcq_project, make_user):
-        assignment = assignment_claim_next(project=mcq_project(), user=make_user("a"))
+        assignment = claim_as_annotator(mcq_project(), make_user("a"))
         with pytest.raises(ValidationFailed):
             assignment_submit(assignment=assignment, value={"chosen": [42]})
         assignment.refresh_from_db()
         assert assignment.status == "assigned" and not Annotation.objects.exists()
 
     def test_time_on_item_and_exposure_are_recorded(self, mcq_project, make_user):
-        assignment = assignment_claim_next(project=mcq_project(), user=make_user("a"))
+        assignment = claim_as_annotator(mcq_project(), make_user("a"))
         annotation = assignment_submit(assignment=assignment, value={"chosen": [1]})
         assert annotation.seconds_on_item is not None and annotation.seconds_on_item >= 0
         assert annotation.suggestion_visible is False

@@ -71,9 +71,18 @@ def shown_everywhere(client, project, user, researcher):
 class QuotaDefinitionTests:
     @pytest.mark.parametrize(
         ("share", "done", "available", "quota"),
-        [(5, 0, 100, 5), (5, 2, 1, 3), (4, 6, 0, 6), (4, 6, 3, 6), (5, 5, 0, 5), (0, 0, 0, 0)],
+        [
+            (5, 0, 100, 5),
+            (5, 2, 1, 3),
+            (4, 6, 0, 6),
+            (4, 6, 3, 7),
+            (5, 5, 0, 5),
+            (5, 5, 2, 6),
+            (0, 0, 0, 0),
+            (0, 3, 9, 4),
+        ],
     )
-    def test_quota_is_the_share_raised_to_what_is_done_and_lowered_to_what_can_be_done(
+    def test_quota_is_the_rest_of_the_share_at_least_one_while_any_is_left_at_most_what_is_left(
         self, share, done, available, quota
     ):
         assert annotator_quota(share=share, done=done, available=available) == quota
@@ -127,20 +136,22 @@ class ProgressAgreesEverywhereTests:
             user = rng.choice(users)
             do(project, user, 1, skip=rng.random() < 0.15)
             for someone in users:
-                cached = annotator_progress(project=project, user=someone)
-                fresh = annotator_progress(project=project, user=someone, cached=False)
+                cached = annotator_progress(project=project, user=someone, roles={Role.ANNOTATOR})
+                fresh = annotator_progress(project=project, user=someone, roles={Role.ANNOTATOR}, cached=False)
                 assert 0 <= fresh.done <= fresh.target and cached.done <= cached.target
         stats = {row.username: (row.submitted, row.target) for row in annotator_stats(project=project)}
         for user in users:
             do(project, user, 50)
             assert assignment_claim_next(project=project, user=user) is None
-            progress = annotator_progress(project=project, user=user, cached=False)
+            progress = annotator_progress(project=project, user=user, roles={Role.ANNOTATOR}, cached=False)
             assert progress.done == progress.target  # nothing left: 100 %, as the workspace says
             assert stats[user.username][0] <= stats[user.username][1]
 
-    def test_home_lists_progress_for_experts_too(self, build, make_user):
-        project, _, _ = build(items=4, overlap=1, annotators=())
+    def test_experts_have_no_share_and_do_not_lower_the_annotators_share(self, client, build, make_user):
+        project, people, researcher = build(items=4, overlap=1, annotators=("ann1",))
         expert = make_user("expert")
         membership_add(project=project, user=expert, role=Role.EXPERT)
+        home, workspace, table = shown_everywhere(client, project, people["ann1"], researcher)
+        assert home == workspace == table == (0, 4)  # 4 items x k=1 / one annotator: the expert is not counted
         (row,) = projects_for_user(user=expert)
-        assert (row.my_done, row.my_target) == (0, 4)
+        assert (row.my_done, row.my_target) == (0, 1)  # no share: one ahead while the workspace has items
