@@ -19,16 +19,16 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation import sql
+from annotation import selectors, sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.models import (
     Annotation,
@@ -40,7 +40,6 @@ from annotation.models import (
     Role,
     SuggestionExposure,
 )
-from annotation.selectors import project_size
 from annotation.services import PROJECT_ARCHIVED, ProjectArchived, annotation_submit
 
 CLAIM_ATTEMPTS = 8
@@ -63,7 +62,7 @@ ANNOTATING_ROLES = frozenset({Role.ANNOTATOR, Role.EXPERT})
 #: permutes the blocks, so more blocks make two annotators' orders less alike.
 BLOCK_ITEMS = 4
 #: Blocks one claim looks through before walking the key order for what is left.
-LOOKAHEAD_BLOCKS = 8
+LOOKAHEAD_BLOCKS = 4
 KEY_BITS = 62  # item_order_key is below 2**62
 END_OF_ORDER = 2**KEY_BITS  # the cursor of an annotator past their last block
 
@@ -113,12 +112,8 @@ def suggestion_exposed(*, project: Project, item_id: int, annotator_id: int) -> 
     return False
 
 
-def hold_seconds() -> int:
-    return settings.CONCORD_HOLD_SECONDS
-
-
 def _hold_minutes() -> int:
-    return max(1, round(hold_seconds() / 60))
+    return max(1, round(settings.CONCORD_HOLD_SECONDS / 60))
 
 
 # -- the annotator's own order ----------------------------------------------------------------------
@@ -168,7 +163,7 @@ def _fallback_start(project: Project, user) -> int:
 def _next_open_item(project: Project, user, cursor: int) -> tuple[Item | None, int]:
     """The next open item for the user in their own order, and their new cursor. The whole row comes
     back, since the page shows it next."""
-    bits = block_bits(project_size(project=project).regular)
+    bits = block_bits(selectors.project_size(project=project).regular)
     shift = KEY_BITS - bits
     position = min(cursor, END_OF_ORDER) >> shift
     ahead = range(position, min(position + LOOKAHEAD_BLOCKS, 1 << bits))
@@ -246,7 +241,7 @@ def holds_release_expired(*, project: Project, held_before: datetime | None = No
     pool: closed as skipped, the item's place free again, the holder told on their next claim. A
     conditional update, so two claims releasing at once release each hold once. How many were released."""
     now = timezone.now()
-    held_before = held_before or now - timedelta(seconds=hold_seconds())
+    held_before = held_before or selectors.held_before()
     reason = HOLD_EXPIRED_REASON.format(minutes=_hold_minutes())
     released = sql.holds_expire(project_id=project.pk, held_before=held_before, reason=reason, now=now)
     per_holder: dict[int, int] = {}
@@ -307,7 +302,7 @@ def assignment_claim(*, project: Project, user) -> Claim:
     current = assignment_current(project=project, user=user)
     if current is not None:
         return Claim(assignment_open(assignment=current))
-    held_before = timezone.now() - timedelta(seconds=hold_seconds())
+    held_before = selectors.held_before()
     released = False
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
@@ -431,8 +426,7 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
             raise _closed(locked.status, locked.skip_reason)
         locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.SKIPPED, reason[:500], timezone.now()
         locked.save(update_fields=["status", "skip_reason", "completed_at"])
-        if locked.item.gold_value is None:
-            Item.objects.filter(pk=locked.item_id).update(assigned_count=F("assigned_count") - 1, is_open=True)
+        sql.item_give_places_back(item_id=locked.item_id, places=1)
     return locked
 
 
@@ -453,15 +447,12 @@ def assignment_unskip(*, assignment: Assignment) -> Assignment:
         # Known-answer items go to everyone and the skip gave no place back; others must win one again.
         if locked.item.gold_value is None and not _take_place(project, locked.item_id):
             raise ItemFull(ITEM_NOW_FULL.format(overlap=project.overlap), extra={"overlap": project.overlap})
-        for held in (
-            Assignment.objects.select_for_update()
-            .select_related("item")
-            .filter(project=project, annotator_id=locked.annotator_id, status=Assignment.Status.ASSIGNED)
+        for held in Assignment.objects.select_for_update().filter(
+            project=project, annotator_id=locked.annotator_id, status=Assignment.Status.ASSIGNED
         ):
             # Unanswered, so nothing is lost: the row goes, and the item may come to them again later.
             held.delete()
-            if held.item.gold_value is None:
-                Item.objects.filter(pk=held.item_id).update(assigned_count=F("assigned_count") - 1, is_open=True)
+            sql.item_give_places_back(item_id=held.item_id, places=1)
         locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.ASSIGNED, "", None
         locked.opened_at = timezone.now()
         locked.full_clean(exclude=["project", "item", "annotator"])
