@@ -53,9 +53,7 @@ ITEM_NOW_FULL = "this item has meanwhile reached its {overlap} annotators, so it
 #: The skip reason of a hold that went back to the pool (shown in the holder's history).
 HOLD_EXPIRED_REASON = "released: left without an answer for over {minutes} minutes"
 HOLD_EXPIRED = "you left this item without an answer for over {minutes} minutes, so it went back to the pool for others"
-HOLDS_EXPIRED_NOTICE = (
-    "The item you left open went back to the pool after {minutes} minutes without an answer; here is your next one."
-)
+HOLDS_EXPIRED_NOTICE = "The item you left open went back to the pool after {minutes} minutes without an answer."
 ANNOTATING_ROLES = frozenset({Role.ANNOTATOR, Role.EXPERT})
 
 #: Items per block of the project's key range, at most on average: the annotator's own order
