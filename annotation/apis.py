@@ -18,7 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
-from annotation.assignments import assignment_claim_next, assignment_for_user, assignment_skip, assignment_submit
+from annotation.assignments import assignment_claim, assignment_for_user, assignment_skip, assignment_submit
 from annotation.importing import import_items
 from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, Item, Project, Role, SuggestionExposure
@@ -186,6 +186,10 @@ class AssignmentOutput(serializers.Serializer):
     suggestion = serializers.JSONField(
         allow_null=True, help_text="The LLM suggestion, only where the project shows it."
     )
+    holds_expired = serializers.IntegerField(
+        required=False,
+        help_text="Next only: items you held that went back to the pool (CONCORD_HOLD_SECONDS) since your last next.",
+    )
 
 
 def assignment_data(assignment) -> dict:
@@ -204,10 +208,11 @@ class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
     def post(self, request, slug: str):
         project, _ = member_project(request, slug, allowed=ANNOTATING)
-        assignment = assignment_claim_next(project=project, user=request.user)
-        if assignment is None:
+        claim = assignment_claim(project=project, user=request.user)
+        if claim.assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(AssignmentOutput(assignment_data(assignment)).data)
+        data = {**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}
+        return Response(AssignmentOutput(data).data)
 
 
 class AnnotationOutput(serializers.ModelSerializer):
@@ -249,6 +254,7 @@ class AssignmentSubmitApi(APIView):
             value=data.validated_data["value"],
             idempotency_key=data.validated_data["idempotency_key"],
             suggestion_visible=visible_suggestion(assignment=assignment) is not None,
+            source=Annotation.Source.API,
         )
         annotation.rater_assignment = assignment.pk
         return Response(RaterAnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)

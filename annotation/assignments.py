@@ -1,26 +1,45 @@
 """The assignment engine: who annotates which item next.
 
-Each item goes to exactly ``overlap`` distinct annotators. Items sit in a seeded pseudo-random order
-(``Item.order_key``); each annotator walks that order from their own seeded starting point, keeping
-a cursor, so their order is reproducible, differs from other annotators', and every request is one
-walk along a partial index of open items — never a scan of the project. A claim is a conditional
-UPDATE (``assigned_count < overlap``), so two annotators asking at once can never push an item
-past k. Qualification items (known answers) are mixed in at the project's rate for everyone.
+Each item goes to exactly ``overlap`` distinct annotators, each annotator in an order of their own
+drawn from (project seed, annotator): the project's key range (``Item.order_key``, seeded random) is
+cut into about one block per ``BLOCK_ITEMS`` items, each annotator visits the blocks in a seeded
+permutation of their own (``block_at``) and takes a block's items in a keyed mix of their keys. The
+annotator's place (``AnnotatorState.cursor``) is how far along their blocks they are, so every claim
+is one statement over a few short ranges of a partial index of open items, never a scan of the
+project; when those blocks hold nothing more for them, one walk of the same index in key order
+finds what is left. A claim is a conditional UPDATE (``assigned_count < overlap``), so two
+annotators asking at once can never push an item past k, and an annotator holds at most one item
+at a time (a partial unique constraint). A hold left without an answer for CONCORD_HOLD_SECONDS
+goes back to the pool on the next claim by anyone, and its holder is told on their next claim.
+Qualification items (known answers) are mixed in at the project's rate for everyone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation import sql
+from annotation import selectors, sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
-from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, SuggestionExposure
+from annotation.models import (
+    Annotation,
+    AnnotatorState,
+    Assignment,
+    Item,
+    Membership,
+    Project,
+    Role,
+    SuggestionExposure,
+)
 from annotation.services import PROJECT_ARCHIVED, ProjectArchived, annotation_submit
 
 CLAIM_ATTEMPTS = 8
@@ -28,8 +47,22 @@ NOT_YOUR_ASSIGNMENT = "this item is not assigned to you"
 ALREADY_CLOSED = "this item was already submitted or skipped; open it from your history to edit"
 SKIP_NEEDS_REASON = "say why you skip this item"
 MEMBER_PAUSED = "your membership in this project is paused: a researcher can resume it"
+NOT_ANNOTATING = "you are no longer a member who annotates in this project"
 NOT_SKIPPED = "this item is not one you skipped"
 ITEM_NOW_FULL = "this item has meanwhile reached its {overlap} annotators, so it no longer needs your answer"
+#: The skip reason of a hold that went back to the pool (shown in the holder's history).
+HOLD_EXPIRED_REASON = "released: left without an answer for over {minutes} minutes"
+HOLD_EXPIRED = "you left this item without an answer for over {minutes} minutes, so it went back to the pool for others"
+HOLDS_EXPIRED_NOTICE = "The item you left open went back to the pool after {minutes} minutes without an answer."
+ANNOTATING_ROLES = frozenset({Role.ANNOTATOR, Role.EXPERT})
+
+#: Items per block of the project's key range, at most on average: the annotator's own order
+#: permutes the blocks, so more blocks make two annotators' orders less alike.
+BLOCK_ITEMS = 4
+#: Blocks one claim looks through before walking the key order for what is left.
+LOOKAHEAD_BLOCKS = 4
+KEY_BITS = 62  # item_order_key is below 2**62
+END_OF_ORDER = 2**KEY_BITS  # the cursor of an annotator past their last block
 
 
 class NotAssigned(ConcordError):
@@ -42,10 +75,23 @@ class AssignmentClosed(ConcordError):
     http_status = 409
 
 
+class HoldExpired(AssignmentClosed):
+    """The item went back to the pool after CONCORD_HOLD_SECONDS without an answer."""
+
+    code = "hold_expired"
+
+
 class MemberPaused(ConcordError, PermissionDenied):
-    """A paused member is served no new items. A PermissionDenied too, so pages answer 403."""
+    """A paused member is served no new items and writes nothing. A PermissionDenied too, so pages answer 403."""
 
     code = "member_paused"
+    http_status = 403
+
+
+class NotAnnotating(ConcordError, PermissionDenied):
+    """The user is not (or no longer) an annotator or expert of the project: they write nothing there."""
+
+    code = "not_annotating"
     http_status = 403
 
 
@@ -64,6 +110,86 @@ def suggestion_exposed(*, project: Project, item_id: int, annotator_id: int) -> 
     return False
 
 
+def _hold_minutes() -> int:
+    return max(1, round(settings.CONCORD_HOLD_SECONDS / 60))
+
+
+# -- the annotator's own order ----------------------------------------------------------------------
+
+
+def block_bits(regular_items: int) -> int:
+    """log2 of the number of blocks the key range is cut into for a project of this size."""
+    return math.ceil(math.log2(regular_items / BLOCK_ITEMS)) if regular_items > BLOCK_ITEMS else 0
+
+
+_MIX_MULTIPLIER = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: a multiplicative hash
+
+
+def block_at(*, seed: int, annotator_id: int, bits: int, position: int) -> int:
+    """The block at ``position`` of the annotator's own order of the 2**bits blocks: a bijection drawn
+    from (seed, annotator), a four-round Feistel network on an even number of bits, cycle-walking
+    until the value falls below 2**bits."""
+    if bits == 0:
+        return 0
+    half = (bits + 1) // 2
+    mask = (1 << half) - 1
+    digest = hashlib.blake2b(f"{seed}:order:{annotator_id}:{bits}".encode(), digest_size=32).digest()
+    keys = [int.from_bytes(digest[n : n + 8], "big") for n in range(0, 32, 8)]
+    value = position
+    while True:
+        left, right = value >> half, value & mask
+        for key in keys:
+            mixed = ((right ^ key) * _MIX_MULTIPLIER) & (2**64 - 1)
+            left, right = right, left ^ (mixed >> (64 - half))
+        value = (left << half) | right
+        if value < 1 << bits:
+            return value
+
+
+def item_mix(*, seed: int, annotator_id: int) -> tuple[int, int]:
+    """(a, c) of the annotator's order within a block: by (key mod M * a + c) mod M, M = sql.MIX_MODULUS."""
+    modulus = sql.MIX_MODULUS
+    a = 1 + int(seeded_fraction(seed, "mix", annotator_id) * (modulus - 1))
+    return a, int(seeded_fraction(seed, "mix-offset", annotator_id) * modulus)
+
+
+def _fallback_start(project: Project, user) -> int:
+    """Where the walk in key order for what the annotator's blocks left starts: their own seeded key."""
+    return int(seeded_fraction(project.seed, "start", user.pk) * END_OF_ORDER)
+
+
+def _next_open_item(project: Project, user, cursor: int) -> tuple[Item | None, int]:
+    """The next open item for the user in their own order, and their new cursor. The whole row comes
+    back, since the page shows it next."""
+    bits = block_bits(selectors.project_size(project=project).regular)
+    shift = KEY_BITS - bits
+    position = min(cursor, END_OF_ORDER) >> shift
+    ahead = range(position, min(position + LOOKAHEAD_BLOCKS, 1 << bits))
+    blocks = [block_at(seed=project.seed, annotator_id=user.pk, bits=bits, position=p) for p in ahead]
+    if blocks:
+        found = sql.next_in_blocks(
+            project_id=project.pk,
+            user_id=user.pk,
+            blocks=[(block << shift, (block + 1) << shift) for block in blocks],
+            mix=item_mix(seed=project.seed, annotator_id=user.pk),
+        )
+        if found is not None:
+            found.project = project
+            return found, ahead[blocks.index(found.order_key >> shift)] << shift
+    # Nothing in these blocks: move past them, and take what is left anywhere in key order (wrapping once).
+    cursor = min(position + LOOKAHEAD_BLOCKS, 1 << bits) << shift
+    start = _fallback_start(project, user)
+    for wrapped in (False, True):
+        found = sql.next_open_item(project_id=project.pk, cursor=start, user_id=user.pk, wrapped=wrapped)
+        if found is not None:
+            found.project = project
+            return found, cursor
+    return None, cursor
+
+
+# -- claims -------------------------------------------------------------------------------------------
+
+
 def _assignment_with_item(project: Project | None, user, found: Assignment | None) -> Assignment | None:
     """An assignment read by annotation/sql.py, tied to the objects the caller already holds."""
     if found is None:
@@ -74,35 +200,63 @@ def _assignment_with_item(project: Project | None, user, found: Assignment | Non
     return found
 
 
-def _state(project: Project, user) -> tuple[int, int, int]:
-    """(id, cursor, served) of the user's place in the project's order, locked until the claim ends.
-    A paused member gets MemberPaused instead."""
-    row = sql.annotator_state_locked(project_id=project.pk, user_id=user.pk)
+@dataclass(frozen=True)
+class _Place:
+    id: int
+    cursor: int
+    served: int
+    holds_expired: int  # the user's holds that went back to the pool, not yet told
+    stale_holds: bool  # some hold in the project is older than CONCORD_HOLD_SECONDS
+
+
+def _state(project: Project, user, held_before: datetime) -> _Place:
+    """The user's place in their order, locked until the claim ends. A paused member gets MemberPaused."""
+    row = sql.annotator_state_locked(project_id=project.pk, user_id=user.pk, held_before=held_before)
     if row is not None:
-        if row[3]:
+        state_id, cursor, served, paused, holds_expired, stale = row
+        if paused:
             raise MemberPaused(MEMBER_PAUSED)
-        return row[:3]
-    if Membership.objects.filter(project=project, user=user, paused=True).exists():  # first claim only
+        return _Place(state_id, cursor, served, holds_expired, bool(stale))
+    paused, stale = sql.first_claim_checks(project_id=project.pk, user_id=user.pk, held_before=held_before)
+    if paused:
         raise MemberPaused(MEMBER_PAUSED)
-    start = int(seeded_fraction(project.seed, "start", user.pk) * 2**62)
     # A parallel first request inserting the same row raises IntegrityError: the claim retries.
-    state = AnnotatorState.objects.create(project=project, annotator=user, cursor=start)
-    return state.pk, state.cursor, state.served
+    state = AnnotatorState.objects.create(project=project, annotator=user, cursor=0)
+    return _Place(state.pk, state.cursor, state.served, 0, bool(stale))
+
+
+class _StaleHolds(Exception):
+    """Holds to release first, outside the claim's lock on the user's place."""
+
+
+class _LookAgain(Exception):
+    """The item's last place went to someone else between finding it and taking it."""
+
+
+@transaction.atomic
+def holds_release_expired(*, project: Project, held_before: datetime | None = None) -> int:
+    """Give every hold opened before ``held_before`` (default: CONCORD_HOLD_SECONDS ago) back to the
+    pool: closed as skipped, the item's place free again, the holder told on their next claim. A
+    conditional update, so two claims releasing at once release each hold once. How many were released."""
+    now = timezone.now()
+    held_before = held_before or selectors.held_before()
+    reason = HOLD_EXPIRED_REASON.format(minutes=_hold_minutes())
+    released = sql.holds_expire(project_id=project.pk, held_before=held_before, reason=reason, now=now)
+    per_holder: dict[int, int] = {}
+    per_item: dict[int, int] = {}
+    for item_id, annotator_id in released:
+        per_holder[annotator_id] = per_holder.get(annotator_id, 0) + 1
+        per_item[item_id] = per_item.get(item_id, 0) + 1
+    # Holders first, then items: the order every claim takes its locks in.
+    for annotator_id, holds in sorted(per_holder.items()):
+        sql.annotator_count_expired(project_id=project.pk, user_id=annotator_id, holds=holds)
+    for item_id, places in sorted(per_item.items()):
+        sql.item_give_places_back(item_id=item_id, places=places)
+    return len(released)
 
 
 def _not_mine(user):
     return ~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=user))
-
-
-def _next_open_item(project: Project, user, cursor: int) -> Item | None:
-    """The first open item after the cursor that the user has not had, wrapping round once. The whole
-    row comes back, since the page shows it next."""
-    for wrapped in (False, True):
-        found = sql.next_open_item(project_id=project.pk, cursor=cursor, user_id=user.pk, wrapped=wrapped)
-        if found is not None:
-            found.project = project
-            return found
-    return None
 
 
 def _take_place(project: Project, item_id: int) -> bool:
@@ -124,37 +278,74 @@ def assignment_current(*, project: Project, user) -> Assignment | None:
     return _assignment_with_item(project, user, sql.current_assignment(project_id=project.pk, user_id=user.pk))
 
 
-def assignment_claim_next(*, project: Project, user) -> Assignment | None:
+@dataclass(frozen=True)
+class Claim:
+    #: The user's item now, or None when nothing is left for them.
+    assignment: Assignment | None
+    #: Items they held that went back to the pool since their last claim (CONCORD_HOLD_SECONDS).
+    holds_expired: int = 0
+
+    @property
+    def notice(self) -> str:
+        return HOLDS_EXPIRED_NOTICE.format(minutes=_hold_minutes()) if self.holds_expired else ""
+
+
+def assignment_claim(*, project: Project, user) -> Claim:
     """The user's next item: the one they hold, else a qualification item at the project's rate, else
-    the next open item in their order. None when nothing is left for them. An archived project
-    serves nothing (ProjectArchived)."""
+    the next open item in their order; with how many of their holds expired since they last claimed.
+    Holds older than CONCORD_HOLD_SECONDS go back to the pool first. An archived project serves
+    nothing (ProjectArchived), nor does a paused membership (MemberPaused)."""
     if project.archived_at is not None:
         raise ProjectArchived(PROJECT_ARCHIVED)
     current = assignment_current(project=project, user=user)
     if current is not None:
-        return assignment_open(assignment=current)
+        return Claim(assignment_open(assignment=current))
+    held_before = selectors.held_before()
+    released = False
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                state_id, cursor, served = _state(project, user)
-                item, advance = None, False
-                if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, served) < (
-                    project.qualification_rate
-                ):
-                    item = _qualification_item(project, user)
-                if item is None:
-                    item, advance = _next_open_item(project, user, cursor), True
-                    if item is not None and not _take_place(project, item.pk):
-                        continue  # someone else took the last place first: look again
-                if item is None:
-                    # Regular items are all taken: known-answer items the user has not seen still count.
-                    item, advance = _qualification_item(project, user), False
-                    if item is None:
-                        return None
-                return _assign(project, user, item, state_id=state_id, cursor=item.order_key if advance else cursor)
+                place = _state(project, user, held_before)
+                if place.stale_holds and not released:
+                    raise _StaleHolds
+                return _claim_in_place(project, user, place)
+        except _StaleHolds:
+            holds_release_expired(project=project, held_before=held_before)
+            released = True
+        except _LookAgain:
+            continue
         except IntegrityError:
-            continue  # a parallel request of the same user claimed this item: the transaction rolled back
-    return assignment_current(project=project, user=user)
+            # A parallel request of the same user claimed first (the same item, or their one hold):
+            # this transaction rolled back, and theirs is the user's item.
+            current = assignment_current(project=project, user=user)
+            if current is not None:
+                return Claim(current)
+    return Claim(assignment_current(project=project, user=user))
+
+
+def _claim_in_place(project: Project, user, place: _Place) -> Claim:
+    item, cursor = None, place.cursor
+    if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, place.served) < (
+        project.qualification_rate
+    ):
+        item = _qualification_item(project, user)
+    if item is None:
+        item, cursor = _next_open_item(project, user, place.cursor)
+        if item is not None and not _take_place(project, item.pk):
+            raise _LookAgain  # someone else took the last place first
+    if item is None:
+        # Regular items are all taken: known-answer items the user has not seen still count.
+        item = _qualification_item(project, user)
+        if item is None:
+            if place.holds_expired:
+                sql.annotator_state_told(state_id=place.id)
+            return Claim(None, place.holds_expired)
+    return Claim(_assign(project, user, item, state_id=place.id, cursor=cursor), place.holds_expired)
+
+
+def assignment_claim_next(*, project: Project, user) -> Assignment | None:
+    """The user's next item (``assignment_claim``), or None when nothing is left for them."""
+    return assignment_claim(project=project, user=user).assignment
 
 
 def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -> Assignment:
@@ -198,19 +389,42 @@ def assignment_open(*, assignment: Assignment) -> Assignment:
     return assignment
 
 
+# -- writes on an assignment: one rule for pages, the API and commands ------------------------------
+
+
+def annotator_may_write(*, project: Project, user) -> None:
+    """Whether the user may write answers in the project now: an annotator or expert of it, not
+    paused, the project not archived. Refused with ProjectArchived, NotAnnotating or MemberPaused."""
+    if project.archived_at is not None:
+        raise ProjectArchived(PROJECT_ARCHIVED)
+    memberships = list(Membership.objects.filter(project=project, user=user).values_list("role", "paused"))
+    if not {role for role, _ in memberships} & ANNOTATING_ROLES:
+        raise NotAnnotating(NOT_ANNOTATING)
+    if any(paused for _, paused in memberships):
+        raise MemberPaused(MEMBER_PAUSED)
+
+
+def _require_writer(assignment: Assignment) -> None:
+    """The rule of ``annotator_may_write`` for the assignment's annotator. The reads of annotation/sql.py
+    say whether it holds at no extra statement; otherwise (or to say why not) it is checked here."""
+    if getattr(assignment, "annotator_may_write", False):
+        return
+    annotator_may_write(project=assignment.item.project, user=assignment.annotator)
+
+
 def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
     """Skip with a reason; the item's place goes back to the pool for someone else."""
     reason = reason.strip()
     if not reason:
         raise ValidationFailed([FieldError("reason", SKIP_NEEDS_REASON)])
+    _require_writer(assignment)
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if locked.status != Assignment.Status.ASSIGNED:
-            raise AssignmentClosed(ALREADY_CLOSED)
+            raise _closed(locked.status, locked.skip_reason)
         locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.SKIPPED, reason[:500], timezone.now()
         locked.save(update_fields=["status", "skip_reason", "completed_at"])
-        if locked.item.gold_value is None:
-            Item.objects.filter(pk=locked.item_id).update(assigned_count=F("assigned_count") - 1, is_open=True)
+        sql.item_give_places_back(item_id=locked.item_id, places=1)
     return locked
 
 
@@ -219,8 +433,10 @@ class ItemFull(ConcordError):
 
 
 def assignment_unskip(*, assignment: Assignment) -> Assignment:
-    """Reopen an item the user skipped, so they can answer it after all. Refused (ItemFull) when the
-    item has meanwhile reached k annotators: the place the skip gave back was taken by someone else."""
+    """Reopen an item the user skipped, so they can answer it after all; the item they hold now, if
+    any, goes back to the pool (one hold at a time). Refused (ItemFull) when the item has meanwhile
+    reached k annotators: the place the skip gave back was taken by someone else."""
+    _require_writer(assignment)
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().select_related("project", "item").get(pk=assignment.pk)
         if locked.status != Assignment.Status.SKIPPED:
@@ -229,6 +445,12 @@ def assignment_unskip(*, assignment: Assignment) -> Assignment:
         # Known-answer items go to everyone and the skip gave no place back; others must win one again.
         if locked.item.gold_value is None and not _take_place(project, locked.item_id):
             raise ItemFull(ITEM_NOW_FULL.format(overlap=project.overlap), extra={"overlap": project.overlap})
+        for held in Assignment.objects.select_for_update().filter(
+            project=project, annotator_id=locked.annotator_id, status=Assignment.Status.ASSIGNED
+        ):
+            # Unanswered, so nothing is lost: the row goes, and the item may come to them again later.
+            held.delete()
+            sql.item_give_places_back(item_id=held.item_id, places=1)
         locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.ASSIGNED, "", None
         locked.opened_at = timezone.now()
         locked.full_clean(exclude=["project", "item", "annotator"])
@@ -236,11 +458,26 @@ def assignment_unskip(*, assignment: Assignment) -> Assignment:
     return locked
 
 
+def _closed(status: str, skip_reason: str) -> AssignmentClosed:
+    """Why an assignment no longer takes a first answer or a skip."""
+    if status == Assignment.Status.SKIPPED and skip_reason.startswith(HOLD_EXPIRED_REASON.split("{")[0]):
+        return HoldExpired(HOLD_EXPIRED.format(minutes=_hold_minutes()))
+    return AssignmentClosed(ALREADY_CLOSED)
+
+
 def assignment_submit(
-    *, assignment: Assignment, value: Any, idempotency_key: str | None = None, suggestion_visible: bool | None = None
+    *,
+    assignment: Assignment,
+    value: Any,
+    idempotency_key: str | None = None,
+    suggestion_visible: bool | None = None,
+    source: str = Annotation.Source.WEB,
 ) -> Annotation:
     """Store the annotator's value for their assignment: the first time it closes the assignment, later
-    times (an edit from history, an undo) it adds a new version. Nothing is stored if the value is invalid."""
+    times (an edit from history, an undo) it adds a new version. ``source`` says how it came (the
+    workspace, the API). Nothing is stored if the value is invalid, the assignment was skipped or went
+    back to the pool (HoldExpired), or the annotator may not write (``annotator_may_write``)."""
+    _require_writer(assignment)
     now = timezone.now()
     seconds = (now - assignment.opened_at).total_seconds() if assignment.opened_at else None
     with transaction.atomic():
@@ -248,8 +485,10 @@ def assignment_submit(
         # waits, and an invalid value below rolls it back. No row changed: already closed, by a
         # submit (this is an edit, a new version) or by a skip (refused).
         closed = sql.assignment_close(assignment_id=assignment.pk, now=now)
-        if not closed and sql.assignment_status(assignment_id=assignment.pk) == Assignment.Status.SKIPPED:
-            raise AssignmentClosed(ALREADY_CLOSED)
+        if not closed:
+            status, skip_reason = sql.assignment_status(assignment_id=assignment.pk)
+            if status == Assignment.Status.SKIPPED:
+                raise _closed(status, skip_reason)
         return annotation_submit(
             item=assignment.item,
             user=assignment.annotator,
@@ -257,4 +496,5 @@ def assignment_submit(
             idempotency_key=idempotency_key,
             seconds_on_item=seconds,
             suggestion_visible=assignment.suggestion_visible if suggestion_visible is None else suggestion_visible,
+            source=source,
         )

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.models import Assignment, Invitation, Item, Membership, Project, Role
-from annotation.selectors import annotator_quota, project_size
+from annotation.models import Assignment, Invitation, Membership, Project, Role
+from annotation.selectors import annotator_quota, member_share, team_availability
 
 User = get_user_model()
 
@@ -30,7 +30,7 @@ class MemberRow:
     submitted: int
     skipped: int
     holding: int
-    #: The member's quota (annotators and experts; 0 for researchers only).
+    #: The member's quota (annotation.selectors; 0 for researchers only).
     target: int
     last_activity: datetime | None
 
@@ -73,24 +73,14 @@ def project_members(*, project: Project, username: str | None = None) -> list[Me
     if not people:
         return []
     work: dict[tuple[int, str], tuple[int, datetime | None, datetime | None]] = {}
-    had_open: dict[int, int] = {}
-    had_qualification: dict[int, int] = {}
-    for user_id, status, n, done_at, opened_at, n_open, n_qualification in (
+    for user_id, status, n, done_at, opened_at in (
         Assignment.objects.filter(project=project, annotator_id__in=list(people))
         .order_by()
         .values("annotator_id", "status")
-        .annotate(
-            n=Count("pk"),
-            done_at=Max("completed_at"),
-            opened_at=Max("opened_at"),
-            n_open=Count("pk", filter=Q(item__is_open=True)),
-            n_qualification=Count("pk", filter=Q(item__gold_value__isnull=False)),
-        )
-        .values_list("annotator_id", "status", "n", "done_at", "opened_at", "n_open", "n_qualification")
+        .annotate(n=Count("pk"), done_at=Max("completed_at"), opened_at=Max("opened_at"))
+        .values_list("annotator_id", "status", "n", "done_at", "opened_at")
     ):
         work[(user_id, status)] = (n, done_at, opened_at)
-        had_open[user_id] = had_open.get(user_id, 0) + n_open
-        had_qualification[user_id] = had_qualification.get(user_id, 0) + n_qualification
     invited = dict(
         Invitation.objects.filter(
             project=project,
@@ -100,9 +90,7 @@ def project_members(*, project: Project, username: str | None = None) -> list[Me
             expires_at__gt=timezone.now(),
         ).values_list("user_id", "expires_at")
     )
-    size = project_size(project=project)
-    share = size.share(overlap=project.overlap)
-    open_items = Item.objects.filter(project=project, is_open=True).count()
+    team = team_availability(project=project)
     rows = []
     for user_id, person in people.items():
         counts = {status: work.get((user_id, status), (0, None, None)) for status in Assignment.Status.values}
@@ -110,12 +98,11 @@ def project_members(*, project: Project, username: str | None = None) -> list[Me
         roles = tuple(sorted(person["roles"], key=ROLE_ORDER.__getitem__))
         # The quota as annotation.selectors.annotator_progress defines it, for everyone at once.
         done, held = counts[Assignment.Status.SUBMITTED][0], counts[Assignment.Status.ASSIGNED][0]
-        available = (
-            held
-            + max(0, size.qualification - had_qualification.get(user_id, 0))
-            + max(0, open_items - had_open.get(user_id, 0))
+        quota = annotator_quota(
+            share=member_share(project=project, size=team.size, roles=roles),
+            done=done,
+            available=team.available(user_id=user_id, held=held),
         )
-        quota = annotator_quota(share=max(share, done), done=done, available=available)
         rows.append(
             MemberRow(
                 user_id=user_id,

@@ -270,10 +270,18 @@ class Assignment(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_annotator")]
-        # Progress counts, history and "undo last" read one annotator's assignments, newest first.
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_annotator"),
+            # At most one open hold per annotator per project, however many requests arrive at once.
+            models.UniqueConstraint(
+                fields=["project", "annotator"], condition=Q(status="assigned"), name="assignment_one_hold"
+            ),
+        ]
         indexes = [
-            models.Index(fields=["project", "annotator", "status", "completed_at"], name="assignment_by_annotator")
+            # Progress counts, history and "undo last" read one annotator's assignments, newest first.
+            models.Index(fields=["project", "annotator", "status", "completed_at"], name="assignment_by_annotator"),
+            # Holds left longer than CONCORD_HOLD_SECONDS, found by every claim without a scan.
+            models.Index(fields=["project", "opened_at"], condition=Q(status="assigned"), name="assignment_held_since"),
         ]
 
     def __str__(self) -> str:
@@ -287,12 +295,15 @@ class Assignment(models.Model):
 
 
 class AnnotatorState(models.Model):
-    """Where an annotator is in the project's item order, and how many items they have been served."""
+    """Where an annotator is in their own order of the project's items, and how many items they have
+    been served. ``cursor`` is their place as a fraction of 2**62 (annotation.assignments)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     cursor = models.BigIntegerField()
     served = models.PositiveIntegerField(default=0)
+    #: Holds of theirs that went back to the pool after CONCORD_HOLD_SECONDS, not yet told to them.
+    holds_expired = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "annotator"], name="annotator_state_unique")]

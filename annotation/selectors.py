@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, JSONField, OuterRef, Q, Subquery
 from django.utils import timezone
@@ -60,7 +62,7 @@ def projects_for_user(*, user) -> list[ProjectProgress]:
             continue  # archived: only its researchers still list it
         progress = None
         if set(roles[project.pk]) & {Role.ANNOTATOR, Role.EXPERT}:
-            progress = annotator_progress(project=project, user=user, cached=False)
+            progress = annotator_progress(project=project, user=user, roles=roles[project.pk], cached=False)
         rows.append(
             ProjectProgress(
                 project=project,
@@ -81,18 +83,23 @@ def fair_share(*, items: int, overlap: int, annotators: int) -> int:
 
 # -- an annotator's quota and progress ------------------------------------------------------------
 #
-# One definition, used by the home page, the workspace and the researcher's table:
+# One definition, used by the home page, the workspace, the Team page, the project page and the API:
 #
 #   done      = the annotator's submitted assignments (regular and qualification items);
-#   share     = their fair share of the regular items, ceil(items × k / annotating members) capped
-#               at the items, plus every qualification item (everyone gets all of those);
+#   share     = for members with the Annotator role, their fair share of the regular items,
+#               ceil(items × k / members with the Annotator role) capped at the items, plus every
+#               qualification item (everyone gets all of those); 0 for members without that role
+#               (experts only), who have no quota;
 #   available = what the assignment engine can still give them: the items they hold, the
-#               qualification items they have not had, and the open regular items they have not had;
-#   quota     = min(max(share, done), done + available).
+#               qualification items they have not had, the open regular items they have not had, and
+#               the regular items they have not had that are full only because someone left them
+#               held past CONCORD_HOLD_SECONDS (the next claim gives those places back);
+#   quota     = done + min(available, max(share - done, 1)).
 #
 # So done <= quota always (never past 100 %), and quota == done exactly when nothing is available,
-# which is when the workspace says "Nothing left for you here". Items the annotator skipped count
-# neither as done nor as available.
+# which is when the workspace says "Nothing left for you here" — also while others hold the items
+# that are left. Past the share, the quota stays one ahead of done for as long as the workspace
+# serves more. Items the annotator skipped count neither as done nor as available.
 
 
 @dataclass(frozen=True)
@@ -113,15 +120,16 @@ class AnnotatorProgress:
 
 
 def annotator_quota(*, share: int, done: int, available: int) -> int:
-    """The quota defined above: the fair share, raised to what is done, lowered to what can still be done."""
-    return min(max(share, done), done + available)
+    """The quota defined above: done, plus the rest of the share (at least one item while anything is
+    available), never more than what is available."""
+    return done + min(available, max(share - done, 1))
 
 
 @dataclass(frozen=True)
 class ProjectSize:
     regular: int  # items without a known answer
     qualification: int  # items with one
-    annotators: int  # distinct members who annotate (annotators and experts)
+    annotators: int  # distinct members with the Annotator role (they have quotas)
 
     def share(self, *, overlap: int) -> int:
         return fair_share(items=self.regular, overlap=overlap, annotators=self.annotators) + self.qualification
@@ -132,7 +140,7 @@ OPEN_ITEMS_SECONDS = 5
 
 
 def project_size_key(project_id: int) -> str:
-    return f"concord:project-size:v2:{project_id}"
+    return f"concord:project-size:v3:{project_id}"
 
 
 def open_items_key(project_id: int) -> str:
@@ -140,7 +148,7 @@ def open_items_key(project_id: int) -> str:
 
 
 def project_size(*, project: Project) -> ProjectSize:
-    """Regular and qualification items, annotating members. Shown beside every item, so kept in the
+    """Regular and qualification items, members with quotas. Shown beside every item, so kept in the
     cache for a minute: counting a large project's items on each request would cost more than the rest
     of it. Imports and membership changes drop the entry."""
     key = project_size_key(project.pk)
@@ -150,15 +158,20 @@ def project_size(*, project: Project) -> ProjectSize:
             regular=Count("pk", filter=Q(gold_value__isnull=True)),
             qualification=Count("pk", filter=Q(gold_value__isnull=False)),
         )
-        annotators = (
-            Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
-            .values("user_id")
-            .distinct()
-            .count()
-        )
-        found = (by_kind["regular"], by_kind["qualification"], annotators)
+        annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).values("user_id").distinct()
+        found = (by_kind["regular"], by_kind["qualification"], annotators.count())
         cache.set(key, found, PROJECT_SIZE_SECONDS)
     return ProjectSize(*found)
+
+
+def member_share(*, project: Project, size: ProjectSize, roles: Iterable[str]) -> int:
+    """The share defined above for a member with these roles."""
+    return size.share(overlap=project.overlap) if Role.ANNOTATOR in roles else 0
+
+
+def held_before() -> datetime:
+    """Holds opened before this moment have expired (CONCORD_HOLD_SECONDS)."""
+    return timezone.now() - timedelta(seconds=settings.CONCORD_HOLD_SECONDS)
 
 
 def _open_items(project: Project, *, cached: bool) -> int:
@@ -177,12 +190,16 @@ def _status_counts(project: Project, user) -> dict[str, int]:
 
 def _available(project: Project, user, *, size: ProjectSize, held: int) -> int:
     # What the assignment engine could still give one annotator besides the items they hold.
-    open_not_had, qualification_had = sql.available_counts(project_id=project.pk, user_id=user.pk)
-    return held + max(0, size.qualification - qualification_had) + open_not_had
+    open_not_had, qualification_had, stale_not_had = sql.available_counts(
+        project_id=project.pk, user_id=user.pk, held_before=held_before()
+    )
+    return held + max(0, size.qualification - qualification_had) + open_not_had + stale_not_had
 
 
-def annotator_progress(*, project: Project, user, nothing_left: bool = False, cached: bool = True) -> AnnotatorProgress:
-    """The annotator's done count and quota (defined above).
+def annotator_progress(
+    *, project: Project, user, roles: Iterable[str], nothing_left: bool = False, cached: bool = True
+) -> AnnotatorProgress:
+    """The annotator's done count and quota (defined above), for a member with these ``roles``.
 
     The workspace asks on every request, so this stays cheap: one index-only count of the user's
     assignments, the project's size from the cache, and the open-item count from a cache of a few
@@ -194,19 +211,75 @@ def annotator_progress(*, project: Project, user, nothing_left: bool = False, ca
     held = counts.get(Assignment.Status.ASSIGNED, 0)
     skipped = counts.get(Assignment.Status.SKIPPED, 0)
     size = project_size(project=project)
-    ceiling = max(size.share(overlap=project.overlap), done)
-    needed = ceiling - done - held  # beyond what they hold, for the quota to reach the ceiling
+    to_go = max(member_share(project=project, size=size, roles=roles) - done, 1)
     if nothing_left:
         available = 0
-    elif needed <= 0:
+    elif held >= to_go:
         available = held
-    elif _open_items(project, cached=cached) - (done + held + skipped) >= needed:
+    elif _open_items(project, cached=cached) - (done + held + skipped) >= to_go - held:
         # Open items they never had are at least all open items less every item they ever had.
-        available = held + needed
+        available = to_go
     else:
         available = _available(project, user, size=size, held=held)
-    quota = annotator_quota(share=ceiling, done=done, available=available)
+    quota = annotator_quota(share=to_go + done, done=done, available=available)
     return AnnotatorProgress(done=done, target=quota, held=held, skipped=skipped)
+
+
+@dataclass(frozen=True)
+class TeamAvailability:
+    """What everyone in a project can still be given, counted once for all of them (annotator_quota)."""
+
+    size: ProjectSize
+    open_items: int
+    had_open: dict[int, int]  # per annotator id: open regular items they have had
+    had_qualification: dict[int, int]  # per annotator id: qualification items they have had
+    stale_items: int  # regular items full only because of holds past CONCORD_HOLD_SECONDS
+    had_stale: dict[int, int]  # per annotator id: those items they have had
+
+    def available(self, *, user_id: int, held: int) -> int:
+        return (
+            held
+            + max(0, self.size.qualification - self.had_qualification.get(user_id, 0))
+            + max(0, self.open_items - self.had_open.get(user_id, 0))
+            + self.stale_items
+            - self.had_stale.get(user_id, 0)
+        )
+
+
+def team_availability(*, project: Project) -> TeamAvailability:
+    """The parts of ``available`` (defined above) for every member at once: two queries."""
+    stale_holds = Assignment.objects.filter(
+        project=project, status=Assignment.Status.ASSIGNED, opened_at__lt=held_before()
+    ).values("item_id")
+    stale = Q(is_open=False, gold_value__isnull=True, pk__in=stale_holds)
+    items = Item.objects.filter(project=project).aggregate(
+        open=Count("pk", filter=Q(is_open=True)), stale=Count("pk", filter=stale)
+    )
+    had_open, had_qualification, had_stale = {}, {}, {}
+    for annotator_id, n_open, n_qualification, n_stale in (
+        Assignment.objects.filter(project=project)
+        .order_by()
+        .values("annotator_id")
+        .annotate(
+            n_open=Count("pk", filter=Q(item__is_open=True)),
+            n_qualification=Count("pk", filter=Q(item__gold_value__isnull=False)),
+            n_stale=Count("pk", filter=Q(item__is_open=False, item__gold_value__isnull=True, item__in=stale_holds)),
+        )
+        .values_list("annotator_id", "n_open", "n_qualification", "n_stale")
+    ):
+        had_open[annotator_id], had_qualification[annotator_id], had_stale[annotator_id] = (
+            n_open,
+            n_qualification,
+            n_stale,
+        )
+    return TeamAvailability(
+        size=project_size(project=project),
+        open_items=items["open"],
+        had_open=had_open,
+        had_qualification=had_qualification,
+        stale_items=items["stale"],
+        had_stale=had_stale,
+    )
 
 
 def latest_own_value(*, item: Item, user) -> dict | None:
@@ -295,13 +368,15 @@ class AnnotatorStats:
 
 
 def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
-    """Per annotator: progress, median seconds per item (first versions), accuracy on qualification items."""
-    people = list(
+    """Per annotating member: progress, median seconds per item (first versions), accuracy on
+    qualification items."""
+    people: dict[str, tuple[int, set[str]]] = {}
+    for user_id, username, role in (
         Membership.objects.filter(project=project, role__in=[Role.ANNOTATOR, Role.EXPERT])
-        .values_list("user__username", flat=True)
-        .distinct()
         .order_by("user__username")
-    )
+        .values_list("user_id", "user__username", "role")
+    ):
+        people.setdefault(username, (user_id, set()))[1].add(role)
     counts: dict[tuple[str, str], int] = {
         (row["annotator__username"], row["status"]): row["n"]
         for row in Assignment.objects.filter(project=project)
@@ -313,39 +388,22 @@ def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
     for rater, value in first_versions.values_list("rater", "seconds_on_item").iterator(chunk_size=5000):
         seconds.setdefault(rater, []).append(value)
     accuracy = _qualification_scores(project)
-    size = project_size(project=project)
-    share = size.share(overlap=project.overlap)
-    open_items = _open_items(project, cached=False)
-    # Each annotator's items among the open ones and among the qualification ones: what they cannot get again.
-    had_open = dict(
-        Assignment.objects.filter(project=project, item__is_open=True)
-        .values("annotator__username")
-        .annotate(n=Count("pk"))
-        .values_list("annotator__username", "n")
-    )
-    had_qualification = dict(
-        Assignment.objects.filter(project=project, item__gold_value__isnull=False)
-        .values("annotator__username")
-        .annotate(n=Count("pk"))
-        .values_list("annotator__username", "n")
-    )
+    team = team_availability(project=project)
     rows = []
-    for username in people:
+    for username, (user_id, roles) in people.items():
         scores = accuracy.get(username, [])
         done = counts.get((username, Assignment.Status.SUBMITTED), 0)
         held = counts.get((username, Assignment.Status.ASSIGNED), 0)
-        available = (
-            held
-            + max(0, size.qualification - had_qualification.get(username, 0))
-            + open_items
-            - had_open.get(username, 0)
-        )
         rows.append(
             AnnotatorStats(
                 username=username,
                 submitted=done,
                 skipped=counts.get((username, Assignment.Status.SKIPPED), 0),
-                target=annotator_quota(share=share, done=done, available=available),
+                target=annotator_quota(
+                    share=member_share(project=project, size=team.size, roles=roles),
+                    done=done,
+                    available=team.available(user_id=user_id, held=held),
+                ),
                 median_seconds=statistics.median(seconds[username]) if seconds.get(username) else None,
                 qualification_answered=len(scores),
                 qualification_accuracy=sum(scores) / len(scores) if scores else None,

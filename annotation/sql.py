@@ -24,7 +24,7 @@ import orjson
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 
-from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project
+from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, Role
 
 Model = TypeVar("Model", bound=models.Model)
 
@@ -109,10 +109,16 @@ FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M
 WHERE p.{_P.slug} = %s
 """
 
-# One assignment and a few of its item's columns. ``{where}`` is one of the conditions below.
+# One assignment, a few of its item's columns, and whether its annotator may still write in the
+# project (an annotating, unpaused member of a project not archived: annotation.assignments).
+# ``{where}`` is one of the conditions below.
 _ASSIGNMENT_WITH_ITEM = f"""
 SELECT a.*, i.{_I.external_id} AS item_external_id, i.{_I.payload} AS item_payload, \
-i.{_I.gold_value} AS item_gold_value
+i.{_I.gold_value} AS item_gold_value, EXISTS (
+    SELECT 1 FROM {_M.table} m JOIN {_P.table} p ON p.{_P.id} = m.{_M.project}
+    WHERE m.{_M.project} = a.{_A.project} AND m.{_M.user} = a.{_A.annotator} AND NOT m.{_M.paused}
+      AND m.{_M.role} IN ('{Role.ANNOTATOR.value}', '{Role.EXPERT.value}') AND p.{_P.archived_at} IS NULL
+) AS annotator_may_write
 FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
 WHERE {{where}}
 ORDER BY a.{_A.created_at}, a.{_A.id}
@@ -126,28 +132,73 @@ ASSIGNMENT_BY_ID_IN_PROJECT_SQL = _ASSIGNMENT_WITH_ITEM.format(
     where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
 )
 
-# The user's place in the project's order. The last column says whether the member is paused:
-# checked on every claim at no extra statement.
+# The user's place in their order, whether the member is paused, how many of their holds expired
+# unseen, and whether any hold in the project is older than the cutoff (one statement per claim).
 STATE_SQL = f"""
 SELECT s.{_S.id}, s.{_S.cursor}, s.{_S.served}, EXISTS (
     SELECT 1 FROM {_M.table} m WHERE m.{_M.project} = s.{_S.project} AND m.{_M.user} = s.{_S.annotator} \
 AND m.{_M.paused}
+), s.{_S.holds_expired}, EXISTS (
+    SELECT 1 FROM {_A.table} h WHERE h.{_A.project} = s.{_S.project} AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
 )
 FROM {_S.table} s WHERE s.{_S.project} = %s AND s.{_S.annotator} = %s
 """
-ADVANCE_STATE_SQL = f"UPDATE {_S.table} SET {_S.served} = {_S.served} + 1, {_S.cursor} = %s WHERE {_S.id} = %s"
+# The same for a first claim, before the user has a place.
+FIRST_CLAIM_SQL = f"""
+SELECT EXISTS (
+    SELECT 1 FROM {_M.table} m WHERE m.{_M.project} = %s AND m.{_M.user} = %s AND m.{_M.paused}
+), EXISTS (
+    SELECT 1 FROM {_A.table} h WHERE h.{_A.project} = %s AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
+)
+"""
+ADVANCE_STATE_SQL = (
+    f"UPDATE {_S.table} SET {_S.served} = {_S.served} + 1, {_S.cursor} = %s, {_S.holds_expired} = 0 WHERE {_S.id} = %s"
+)
+TOLD_STATE_SQL = f"UPDATE {_S.table} SET {_S.holds_expired} = 0 WHERE {_S.id} = %s"
 
-# Open items the user has not had, in the project's order after (or up to) their cursor. The partial
+# Holds older than the cutoff go back to the pool: a conditional UPDATE, so two claims at once
+# release each hold once. The caller gives each item's place back and tells the holders.
+EXPIRE_HOLDS_SQL = f"""
+UPDATE {_A.table} SET {_A.status} = %s, {_A.skip_reason} = %s, {_A.completed_at} = %s
+WHERE {_A.project} = %s AND {_A.status} = %s AND {_A.opened_at} < %s
+RETURNING {_A.item}, {_A.annotator}
+"""
+GIVE_PLACES_BACK_SQL = f"""
+UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} - %s, {_I.is_open} = TRUE
+WHERE {_I.id} = %s AND {_I.gold_value} IS NULL
+"""
+COUNT_EXPIRED_SQL = f"""
+UPDATE {_S.table} SET {_S.holds_expired} = {_S.holds_expired} + %s WHERE {_S.project} = %s AND {_S.annotator} = %s
+"""
+
+# Open items the user has not had, in the project's key order after (or up to) a key. The partial
 # index item_open_in_order serves it: the anti-join stops at the first row that passes.
+_NOT_HAD = f"NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = i.{_I.id} AND a.{_A.annotator} = %s)"
 _NEXT_OPEN = f"""
 SELECT i.* FROM {_I.table} i
-WHERE i.{_I.project} = %s AND i.{_I.is_open} AND i.{_I.order_key} {{cmp}} %s
-  AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = i.{_I.id} AND a.{_A.annotator} = %s)
+WHERE i.{_I.project} = %s AND i.{_I.is_open} AND i.{_I.order_key} {{cmp}} %s AND {_NOT_HAD}
 ORDER BY i.{_I.order_key}
 LIMIT 1
 """
 NEXT_OPEN_AFTER_SQL = _NEXT_OPEN.format(cmp=">")
 NEXT_OPEN_UP_TO_SQL = _NEXT_OPEN.format(cmp="<=")
+
+# The annotator's own order: the project's key range cut into blocks, visited in an order of the
+# annotator's own; within a block, items by a keyed mix of their key. One branch per block, each a
+# short range of the partial index item_open_in_order; the first block with something for the user
+# answers (UNION ALL runs its branches in turn, and LIMIT stops it there).
+MIX_MODULUS = 2**31 - 1
+_IN_BLOCK = f"""SELECT * FROM (
+SELECT i.* FROM {_I.table} i
+WHERE i.{_I.project} = %s AND i.{_I.is_open} AND i.{_I.order_key} >= %s AND i.{_I.order_key} < %s AND {_NOT_HAD}
+ORDER BY (i.{_I.order_key} %% {MIX_MODULUS} * %s + %s) %% {MIX_MODULUS}, i.{_I.id}
+LIMIT 1) b{{n}}"""
+
+
+@cache
+def next_in_blocks_sql(blocks: int) -> str:
+    return "\nUNION ALL\n".join(_IN_BLOCK.format(n=n) for n in range(blocks)) + "\nLIMIT 1"
+
 
 # The conditional UPDATE that keeps an item at k annotators however many ask at once.
 TAKE_PLACE_SQL = f"""
@@ -176,7 +227,7 @@ OPEN_ASSIGNMENT_SQL = f"UPDATE {_A.table} SET {_A.opened_at} = %s WHERE {_A.id} 
 CLOSE_ASSIGNMENT_SQL = (
     f"UPDATE {_A.table} SET {_A.status} = %s, {_A.completed_at} = %s WHERE {_A.id} = %s AND {_A.status} = %s"
 )
-ASSIGNMENT_STATUS_SQL = f"SELECT {_A.status} FROM {_A.table} WHERE {_A.id} = %s"
+ASSIGNMENT_STATUS_SQL = f"SELECT {_A.status}, {_A.skip_reason} FROM {_A.table} WHERE {_A.id} = %s"
 
 # The version is the rater's next one; a conflict (the same idempotency key, or a parallel edit that
 # took the version) inserts nothing.
@@ -205,7 +256,8 @@ RETURNING {_N.id}, {_N.version}
 """
 
 # Progress: the annotator's assignments by status, the project's open items, and what the assignment
-# engine could still give one annotator besides the items they hold.
+# engine could still give one annotator besides the items they hold (holds past their time free a
+# place on the next claim).
 OPEN_ITEMS_SQL = f"SELECT COUNT(*) FROM {_I.table} WHERE {_I.project} = %s AND {_I.is_open}"
 STATUS_COUNTS_SQL = f"""
 SELECT {_A.status}, COUNT(*) FROM {_A.table} WHERE {_A.project} = %s AND {_A.annotator} = %s GROUP BY {_A.status}
@@ -215,7 +267,11 @@ SELECT
   (SELECT COUNT(*) FROM {_I.table} i WHERE i.{_I.project} = %s AND i.{_I.is_open}
      AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = i.{_I.id} AND a.{_A.annotator} = %s)),
   (SELECT COUNT(*) FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
-     WHERE a.{_A.project} = %s AND a.{_A.annotator} = %s AND i.{_I.gold_value} IS NOT NULL)
+     WHERE a.{_A.project} = %s AND a.{_A.annotator} = %s AND i.{_I.gold_value} IS NOT NULL),
+  (SELECT COUNT(DISTINCT h.{_A.item}) FROM {_A.table} h JOIN {_I.table} i ON i.{_I.id} = h.{_A.item}
+     WHERE h.{_A.project} = %s AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
+       AND NOT i.{_I.is_open} AND i.{_I.gold_value} IS NULL
+       AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = h.{_A.item} AND a.{_A.annotator} = %s))
 """
 
 
@@ -267,19 +323,60 @@ def assignment_by_id(*, assignment_id: int, user_id: int, project_id: int | None
     return _assignment_with_item(ASSIGNMENT_BY_ID_IN_PROJECT_SQL, [assignment_id, user_id, project_id])
 
 
-def annotator_state_locked(*, project_id: int, user_id: int) -> tuple[int, int, int, bool] | None:
-    """(id, cursor, served, paused) of the user's place in the project, locked until the transaction ends."""
-    return fetch_one(STATE_SQL + for_update(), [project_id, user_id])
+def annotator_state_locked(
+    *, project_id: int, user_id: int, held_before: datetime
+) -> tuple[int, int, int, bool, int, bool] | None:
+    """(id, cursor, served, paused, holds expired unseen, any hold opened before ``held_before``) of
+    the user's place in the project, locked until the transaction ends."""
+    params = [Assignment.Status.ASSIGNED, db_datetime(held_before), project_id, user_id]
+    return fetch_one(STATE_SQL + for_update(), params)
+
+
+def first_claim_checks(*, project_id: int, user_id: int, held_before: datetime) -> tuple[bool, bool]:
+    """(paused, any hold opened before ``held_before``) for a user who has no place yet."""
+    return fetch_one(
+        FIRST_CLAIM_SQL, [project_id, user_id, project_id, Assignment.Status.ASSIGNED, db_datetime(held_before)]
+    )
 
 
 def annotator_state_advance(*, state_id: int, cursor: int) -> None:
+    """One served item more, the place moved, expired holds told."""
     execute(ADVANCE_STATE_SQL, [cursor, state_id])
 
 
+def annotator_state_told(*, state_id: int) -> None:
+    execute(TOLD_STATE_SQL, [state_id])
+
+
+def holds_expire(*, project_id: int, held_before: datetime, reason: str, now: datetime) -> list[tuple[int, int]]:
+    """Close every hold opened before ``held_before`` as skipped; (item id, annotator id) of each."""
+    skipped, assigned = Assignment.Status.SKIPPED, Assignment.Status.ASSIGNED
+    params = [skipped, reason, db_datetime(now), project_id, assigned, db_datetime(held_before)]
+    return fetch_all(EXPIRE_HOLDS_SQL, params)
+
+
+def item_give_places_back(*, item_id: int, places: int) -> None:
+    """``places`` annotators fewer on a regular item, which is open again (qualification items took none)."""
+    execute(GIVE_PLACES_BACK_SQL, [places, item_id])
+
+
+def annotator_count_expired(*, project_id: int, user_id: int, holds: int) -> None:
+    execute(COUNT_EXPIRED_SQL, [holds, project_id, user_id])
+
+
 def next_open_item(*, project_id: int, cursor: int, user_id: int, wrapped: bool) -> Item | None:
-    """The first open item the user has not had after the cursor (up to it when ``wrapped``)."""
+    """The first open item the user has not had after the key ``cursor`` (up to it when ``wrapped``)."""
     statement = NEXT_OPEN_UP_TO_SQL if wrapped else NEXT_OPEN_AFTER_SQL
     return next(iter(Item.objects.raw(statement, [project_id, cursor, user_id])), None)
+
+
+def next_in_blocks(
+    *, project_id: int, user_id: int, blocks: list[tuple[int, int]], mix: tuple[int, int]
+) -> Item | None:
+    """The first open item the user has not had in the first of ``blocks`` ([low, high) key ranges)
+    that has one, the lowest by ``(key mod MIX_MODULUS * mix[0] + mix[1]) mod MIX_MODULUS`` there."""
+    params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
+    return next(iter(Item.objects.raw(next_in_blocks_sql(len(blocks)), params)), None)
 
 
 def item_take_place(*, item_id: int, overlap: int) -> bool:
@@ -308,9 +405,9 @@ def assignment_close(*, assignment_id: int, now: datetime) -> bool:
     return execute(CLOSE_ASSIGNMENT_SQL, params) == 1
 
 
-def assignment_status(*, assignment_id: int) -> str:
-    (status,) = fetch_one(ASSIGNMENT_STATUS_SQL, [assignment_id])
-    return status
+def assignment_status(*, assignment_id: int) -> tuple[str, str]:
+    """(status, skip reason) of an assignment."""
+    return fetch_one(ASSIGNMENT_STATUS_SQL, [assignment_id])
 
 
 def annotation_insert(
@@ -341,9 +438,12 @@ def assignment_status_counts(*, project_id: int, user_id: int) -> dict[str, int]
     return dict(fetch_all(STATUS_COUNTS_SQL, [project_id, user_id]))
 
 
-def available_counts(*, project_id: int, user_id: int) -> tuple[int, int]:
-    """(open items the user has not had, qualification items the user has had)."""
-    return fetch_one(AVAILABLE_SQL, [project_id, user_id, project_id, user_id])
+def available_counts(*, project_id: int, user_id: int, held_before: datetime) -> tuple[int, int, int]:
+    """(open items the user has not had, qualification items the user has had, regular items the user
+    has not had that are full only because of holds opened before ``held_before``)."""
+    params = [project_id, user_id, project_id, user_id, project_id, Assignment.Status.ASSIGNED,
+              db_datetime(held_before), user_id]  # fmt: skip
+    return fetch_one(AVAILABLE_SQL, params)
 
 
 def session_user(user_id: Any) -> Any:

@@ -21,7 +21,7 @@ from annotation.assignments import (
     AssignmentClosed,
     ItemFull,
     NotAssigned,
-    assignment_claim_next,
+    assignment_claim,
     assignment_for_user,
     assignment_open,
     assignment_skip,
@@ -164,7 +164,9 @@ def _render_item(
     context = {
         "project": project,
         "kind": kind,
-        "progress": annotator_progress(project=project, user=request.user, nothing_left=assignment is None),
+        "progress": annotator_progress(
+            project=project, user=request.user, roles=roles, nothing_left=assignment is None
+        ),
         "assignment": assignment,
         # The page speaks the annotator's language; the API and imports keep the precise field paths.
         "errors": [kind.friendly_error(e) if isinstance(e, FieldError) else sentence(str(e)) for e in errors or []],
@@ -209,8 +211,10 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
     return _serve_next(request, project, roles)
 
 
-def _serve_next(request: HttpRequest, project: Project, roles: set[str]) -> HttpResponse:
-    return _render_item(request, project, roles, assignment_claim_next(project=project, user=request.user))
+def _serve_next(request: HttpRequest, project: Project, roles: set[str], *, notice: str = "") -> HttpResponse:
+    claim = assignment_claim(project=project, user=request.user)
+    notice = " ".join(filter(None, [notice, claim.notice]))
+    return _render_item(request, project, roles, claim.assignment, notice=notice)
 
 
 @login_required
@@ -269,8 +273,7 @@ def _after_edit(
     if not request.htmx:
         messages.success(request, notice)
         return redirect("workspace", slug=project.slug)
-    next_item = assignment_claim_next(project=project, user=request.user)
-    response = _render_item(request, project, roles, next_item, notice=notice)
+    response = _serve_next(request, project, roles, notice=notice)
     return replace_url(response, reverse("workspace", args=[project.slug]))
 
 

@@ -382,6 +382,9 @@ CONCORD_SELF_SERVICE_PROJECTS = env_bool("CONCORD_SELF_SERVICE_PROJECTS", False)
 # On: a researcher adding an existing account sends it a join invitation that the person accepts while
 # signed in, instead of adding them directly (docs/security.md, "Accounts").
 CONCORD_MEMBER_CONSENT = env_bool("CONCORD_MEMBER_CONSENT", False)
+# An item held this long without an answer goes back to the pool on the next claim by anyone
+# (annotation.assignments); its holder is told on their next claim.
+CONCORD_HOLD_SECONDS = int(os.environ.get("CONCORD_HOLD_SECONDS", "1800"))
 
 # --- LLM judges (judges/) ---------------------------------------------------------------------------
 # Pre-annotation by an OpenAI-compatible server (a `vllm serve` GPU host, or OpenAI), in-process

@@ -1,15 +1,19 @@
 """One definition of an annotator's quota and done count, the same on every page, never past 100 %."""
 
 import random
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.assignments import assignment_claim_next, assignment_skip, assignment_submit
 from annotation.importing import import_items
 from annotation.kinds import get_kind
-from annotation.models import Role
+from annotation.members import project_member
+from annotation.models import Assignment, Role
 from annotation.selectors import (
     annotator_progress,
     annotator_quota,
@@ -71,9 +75,18 @@ def shown_everywhere(client, project, user, researcher):
 class QuotaDefinitionTests:
     @pytest.mark.parametrize(
         ("share", "done", "available", "quota"),
-        [(5, 0, 100, 5), (5, 2, 1, 3), (4, 6, 0, 6), (4, 6, 3, 6), (5, 5, 0, 5), (0, 0, 0, 0)],
+        [
+            (5, 0, 100, 5),
+            (5, 2, 1, 3),
+            (4, 6, 0, 6),
+            (4, 6, 3, 7),
+            (5, 5, 0, 5),
+            (5, 5, 2, 6),
+            (0, 0, 0, 0),
+            (0, 3, 9, 4),
+        ],
     )
-    def test_quota_is_the_share_raised_to_what_is_done_and_lowered_to_what_can_be_done(
+    def test_quota_is_the_rest_of_the_share_at_least_one_while_any_is_left_at_most_what_is_left(
         self, share, done, available, quota
     ):
         assert annotator_quota(share=share, done=done, available=available) == quota
@@ -127,20 +140,89 @@ class ProgressAgreesEverywhereTests:
             user = rng.choice(users)
             do(project, user, 1, skip=rng.random() < 0.15)
             for someone in users:
-                cached = annotator_progress(project=project, user=someone)
-                fresh = annotator_progress(project=project, user=someone, cached=False)
+                cached = annotator_progress(project=project, user=someone, roles={Role.ANNOTATOR})
+                fresh = annotator_progress(project=project, user=someone, roles={Role.ANNOTATOR}, cached=False)
                 assert 0 <= fresh.done <= fresh.target and cached.done <= cached.target
         stats = {row.username: (row.submitted, row.target) for row in annotator_stats(project=project)}
         for user in users:
             do(project, user, 50)
             assert assignment_claim_next(project=project, user=user) is None
-            progress = annotator_progress(project=project, user=user, cached=False)
+            progress = annotator_progress(project=project, user=user, roles={Role.ANNOTATOR}, cached=False)
             assert progress.done == progress.target  # nothing left: 100 %, as the workspace says
             assert stats[user.username][0] <= stats[user.username][1]
 
-    def test_home_lists_progress_for_experts_too(self, build, make_user):
-        project, _, _ = build(items=4, overlap=1, annotators=())
+    def test_experts_have_no_share_and_do_not_lower_the_annotators_share(self, client, build, make_user):
+        project, people, researcher = build(items=4, overlap=1, annotators=("ann1",))
         expert = make_user("expert")
         membership_add(project=project, user=expert, role=Role.EXPERT)
+        home, workspace, table = shown_everywhere(client, project, people["ann1"], researcher)
+        assert home == workspace == table == (0, 4)  # 4 items x k=1 / one annotator: the expert is not counted
         (row,) = projects_for_user(user=expert)
-        assert (row.my_done, row.my_target) == (0, 4)
+        assert (row.my_done, row.my_target) == (0, 1)  # no share: one ahead while the workspace has items
+
+
+def nothing_left_for(project, user) -> bool:
+    """Whether the workspace has nothing more for the user, asked without keeping what it claims."""
+
+    class Undo(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            found = assignment_claim_next(project=project, user=user)
+            raise Undo
+    except Undo:
+        return found is None
+
+
+def everywhere(project, user) -> set[tuple[int, int]]:
+    """(done, quota) as the home page, the Team page and its API, the project page and the workspace
+    compute them (the pages show these numbers: ProgressAgreesEverywhereTests)."""
+    home = next(r for r in projects_for_user(user=user) if r.project.pk == project.pk)
+    member = project_member(project=project, username=user.username)
+    table = next(r for r in annotator_stats(project=project) if r.username == user.username)
+    progress = annotator_progress(project=project, user=user, roles={Role.ANNOTATOR}, cached=False)
+    return {
+        (home.my_done, home.my_target),
+        (member.submitted, member.target),
+        (table.submitted, table.target),
+        (progress.done, progress.target),
+    }
+
+
+class ProgressAtEveryStepTests:
+    def test_twenty_items_k2_three_annotators(self, client, build, make_user, settings):
+        """At every step each annotator's progress is the same everywhere, and reads 100 % exactly
+        when the workspace has nothing more for them, also while others hold the items left."""
+        settings.CONCORD_HOLD_SECONDS = 600
+        project, people, researcher = build(items=20, overlap=2, annotators=("ann1", "ann2", "ann3"))
+        membership_add(project=project, user=make_user("expert"), role=Role.EXPERT)  # no quota, not counted
+        users = list(people.values())
+        rng = random.Random(20)
+        left_open = None
+        for step in range(48):
+            user = rng.choice(users)
+            client.force_login(user)
+            cache.delete(open_items_key(project.pk))  # the workspace keeps this count a few seconds
+            response = client.get(reverse("workspace", args=[project.slug]))
+            shown = response.context["progress"]
+            held = response.context["assignment"]
+            assert (shown.done == shown.target) == (held is None), step
+            assert everywhere(project, user) == {(shown.done, shown.target)}, step
+            if held is not None:
+                if left_open is None and step == 20:
+                    left_open = held  # left on screen: others meet it as held, then as expired
+                else:
+                    assignment_submit(assignment=held, value=COPA.example_value())
+            if step == 36 and left_open is not None:
+                Assignment.objects.filter(pk=left_open.pk).update(opened_at=timezone.now() - timedelta(seconds=601))
+            for someone in users:
+                (numbers,) = everywhere(project, someone)
+                done, quota = numbers
+                assert done <= quota and (done == quota) == nothing_left_for(project, someone), (step, someone)
+        for user in users:
+            do(project, user, 40)
+        finished = [everywhere(project, user) for user in users]
+        assert all(len(numbers) == 1 for numbers in finished)
+        done = [numbers.pop() for numbers in finished]
+        assert all(d == quota for d, quota in done) and sum(d for d, _ in done) == 40  # 20 items x k = 2

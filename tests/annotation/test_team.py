@@ -530,7 +530,8 @@ class TeamPageTests:
         forget_sizes(project)
         for row in project_members(project=project):
             if row.annotates:
-                expected = annotator_progress(project=project, user=User.objects.get(pk=row.user_id), cached=False)
+                user = User.objects.get(pk=row.user_id)
+                expected = annotator_progress(project=project, user=user, roles=row.roles, cached=False)
                 assert (row.submitted, row.target) == (expected.done, expected.target), row.username
 
     def test_add_form_shows_a_temporary_password_once(self, study, client):
