@@ -7,12 +7,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Item
 from tests.validation.conftest import annotate, copa_value, suggest
+from tests.validation.evaluations.conftest import mcq_item
 from validation.evaluations.copa import NOT_NORMALISED
 from validation.models import ReportSnapshot
 
@@ -145,40 +146,6 @@ def assert_well_formed_booktabs(latex: str) -> None:
         assert not re.search(r"(?<!\\)[%#_&$^~]", plain), line
 
 
-MCQ_OPTIONS = ["To a.", "To b.", "To c.", "To d."]
-
-
-def mcq_item(project, external_id, answers, dataset, domain, form):
-    payload = {
-        "context": f"text {external_id}",
-        "context_type": form,
-        "question": "Why?",
-        "options": MCQ_OPTIONS,
-        "answers": answers,
-        "meta": {"dataset": dataset, "domain": domain},
-    }
-    return Item.objects.create(project=project, external_id=external_id, payload=payload)
-
-
-@pytest.fixture
-def mcq(make_project, judge_run):
-    project = make_project("intent_mcq", slug="mcq")
-    i1 = mcq_item(project, "i1", [0], "SNIPS", "daily life", "query")
-    i2 = mcq_item(project, "i2", [0, 1], "SNIPS", "daily life", "query")
-    i3 = mcq_item(project, "i3", [2], "SciCite", "writing", "monologue")
-    plain = judge_run(project, seed=None)  # no shuffle
-    suggest(plain, i1, {"chosen": [0]})  # F1 1
-    suggest(plain, i2, {"chosen": [0]})  # F1 2/3
-    suggest(plain, i3, None, failure="no answer")
-    shuffled = judge_run(project, seed=7)
-    suggest(shuffled, i1, {"chosen": [1]})  # F1 0
-    suggest(shuffled, i2, {"chosen": [0, 1]})  # F1 1
-    suggest(shuffled, i3, {"chosen": [2]})  # F1 1
-    annotate(project, i1, "ann", {"chosen": [0]})  # people: 1 and 0.5
-    annotate(project, i2, "ann", {"chosen": [1, 2]})
-    return project, plain, shuffled
-
-
 class McqEvalCommandTests:
     def test_runs_baselines_and_breakdowns_by_hand(self, mcq):
         _, plain, shuffled = mcq
@@ -227,6 +194,66 @@ class McqEvalCommandTests:
         frozen = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--freeze", "--title", "t"))
         check = json.loads(run_command("mcq_eval", "mcq", "--check", str(frozen["snapshot"])))
         assert check["numbers_match"] and check["inputs_match"]
+
+
+class McqEvalStatisticsCommandTests:
+    def test_std_choice_is_in_the_json_and_the_tables(self, mcq):
+        _, plain, shuffled = mcq
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk))
+        values = [(1 + 2 / 3) / 3, 2 / 3]  # failures scored 0, by hand (see above)
+        for std, ddof in (("sample", 1), ("population", 0)):
+            data = json.loads(run_command("mcq_eval", "mcq", *runs, "--std", std))
+            assert data["std"] == {"name": std, "ddof": ddof}
+            zero = data["over_runs"]["failures_scored_zero"]
+            expected = float(np.std(values, ddof=ddof))
+            mean = sum(values) / 2
+            assert (zero["std"], zero["ddof"], zero["two_sigma"]) == (
+                pytest.approx(expected),
+                ddof,
+                pytest.approx(2 * expected),
+            )
+            assert zero["error_bar"] == [pytest.approx(mean - 2 * expected), pytest.approx(mean + 2 * expected)]
+            markdown = run_command("mcq_eval", "mcq", *runs, "--std", std, "--format", "md")
+            assert f"{std} std (ddof {ddof})".capitalize() + " over runs" in markdown
+            assert "2-sigma error bar (±)" in markdown
+        with pytest.raises(CommandError):
+            run_command("mcq_eval", "mcq", *runs, "--std", "both")
+
+    def test_error_bar_table_and_plot(self, mcq, tmp_path):
+        _, plain, shuffled = mcq
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk))
+        plot = tmp_path / "bars.svg"
+        csv_text = run_command("mcq_eval", "mcq", *runs, "--std", "population", "--format", "csv", "--plot", str(plot))
+        assert plot.read_text().startswith("<?xml") and "<svg" in plot.read_text()
+        # Daily life (i1, i2): scored 0 is 5/6 in the plain run, 1/2 in the shuffled one; std 1/6, 2σ 1/3.
+        rows = {tuple(line.split(",")[:3]): line.split(",")[3] for line in csv_text.splitlines()[1:]}
+        assert float(rows[("mcq_error_bars", "daily life", "F1 scored 0")]) == pytest.approx(2 / 3)
+        assert float(rows[("mcq_error_bars", "daily life", "2σ")]) == pytest.approx(1 / 3)
+        assert float(rows[("mcq_error_bars", "daily life", "Low")]) == pytest.approx(1 / 3)
+
+    def test_partial_answers_get_the_released_scorer_s_credit_in_the_scored_zero_column_only(
+        self, make_project, judge_run
+    ):
+        project = make_project("intent_mcq", slug="partial")
+        i1 = mcq_item(project, "i1", [2], "SNIPS", "daily life", "query")
+        i2 = mcq_item(project, "i2", [0], "SNIPS", "daily life", "query")
+        plain = judge_run(project, seed=None)
+        mixed = suggest(plain, i1, None, failure="answer[1]: must be one of A, B, C, D")
+        mixed.raw_output = json.dumps({"answer": ["C", "K"]})  # C is option 2 (no shuffle), K is no option
+        mixed.save(update_fields=["raw_output"])
+        suggest(plain, i2, None, failure="not json")
+        (run,) = json.loads(run_command("mcq_eval", "partial", "--run", str(plain.pk)))["runs"]
+        assert (run["parse_failures"], run["partial_credit"], run["n_answered"]) == (2, 1, 0)
+        assert run["f1"]["failures_left_out"] is None  # still failures there
+        # 2|{2}∩{2}| / (|{2}| + 1 invalid + |{2}|) = 2/3 for i1, 0 for i2.
+        assert run["f1"]["failures_scored_zero"] == pytest.approx((2 / 3) / 2)
+
+    def test_a_random_guess_run_is_labelled_a_baseline_not_a_shuffle(self, mcq, judge_run):
+        project, plain, _ = mcq
+        guess = judge_run(project, backend="baseline", seed=42)
+        runs = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(guess.pk)))["runs"]
+        assert runs[1]["label"].startswith("baseline, seed 42: ") and "shuffle" not in runs[1]["label"]
+        assert (runs[1]["shuffled"], runs[1]["baseline"], runs[0]["baseline"]) == (False, True, False)
 
 
 class BuildMcqTests:
