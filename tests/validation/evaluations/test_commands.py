@@ -99,7 +99,7 @@ class CopaEvalCommandTests:
         assert "| Evaluator | Pairs | Excluded | Acc ↑ | Tie ↓ | Margin ↑ |" in markdown
         assert "1 pair ids lack an accepted or a top-voted answer" in markdown
         csv_text = run_command("copa_eval", "copa", "--run", str(llm.pk), "--format", "csv", "--bootstrap", "0")
-        assert csv_text.splitlines()[0] == "table,row,column,value,ci_low,ci_high,note"
+        assert csv_text.splitlines()[0] == "table,row,column,value,ci_low,ci_high,note,n"
         assert "copa_table4_1,w/o CT" in csv_text
 
     def test_freeze_then_check_matches_until_the_data_change(self, copa):
