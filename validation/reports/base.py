@@ -228,7 +228,7 @@ class Figure:
 
     key: str
     title: str
-    kind: Literal["heatmap", "bars", "histogram"]
+    kind: Literal["heatmap", "bars", "histogram", "correlation"]
     data: dict[str, Any]
     alt: str
 

@@ -58,6 +58,9 @@ class CopaEvalCommandTests:
             "tie_rate",
             "margin",
             "ablation",
+            "by_category",
+            "by_source",
+            "factor_correlations",
         }
         assert (factor["run"], factor["n_pairs"], factor["excluded_pairs"]) == (llm.pk, 2, 1)
         assert set(factor["accuracy"]) == STAT_KEYS
