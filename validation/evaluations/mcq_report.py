@@ -14,7 +14,10 @@ reported agreement (App. A.2, ``validation.evaluations.human_scores``).
 
 An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
 payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
-more than one answer (v > 1), else ``single``; a missing field groups under "(none)".
+more than one answer (v > 1), else ``single``; its annotation style (``synthetic``/``human``),
+sensitivity (``yes``/``no``) and dataset year ``meta.annotation``, ``meta.sensitive`` and
+``meta.year``, as ``build_mcq`` copies them from the label items (Table 11, Figure 4); a missing
+field groups under "(none)".
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ FACETS = (
     ("domain", "domain", "Table 10"),
     ("text_form", "text form", "Table 11"),
     ("label_type", "label type", "Table 11"),
+    ("annotation", "annotation style", "Table 11"),
+    ("sensitive", "sensitivity", "Table 11"),
+    ("year", "dataset year", "Figure 4"),
 )
 NO_RUN = "choose at least one judge run"
 #: How tables name each standard deviation over runs.
@@ -132,6 +138,10 @@ def mcq_instances_of(project: Project) -> list[McqInstance]:
             "domain": _group(meta.get("domain")),
             "text_form": _group(payload.get("context_type") or meta.get("text_form")),
             "label_type": "multiple" if len(answers) > 1 else "single",
+            # The source dataset's facts ``build_mcq`` copies from the label items (validation.mcq).
+            "annotation": _group(meta.get("annotation")),
+            "sensitive": _group(meta.get("sensitive")),
+            "year": _group(meta.get("year")),
         }
         found.append(McqInstance(pk, external_id, answers, len(payload["options"]), groups))
     return found

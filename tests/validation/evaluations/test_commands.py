@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotation.models import Item
 from tests.validation.conftest import annotate, copa_value, suggest
 from tests.validation.evaluations.conftest import mcq_item
 from validation.evaluations.copa import NOT_NORMALISED
@@ -285,6 +286,53 @@ class BuildMcqTests:
         first = [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert len(first) == 6 and first == [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert first != [r["external_id"] for r in mcq_instances(labels, seed=2, max_per_dataset=6)]
+
+
+class BuildMcqSetsTests:
+    def test_max_per_dataset_keeps_n_valid_instances_where_n_exist(self):
+        from validation.mcq import BuildCounts, LabelStatement, mcq_instances
+
+        # Twelve labels of dataset D, each with a text of its own, and one text ("all") that exemplifies
+        # every label: twelve correct statements cannot fit ten options, so it is no instance. Asking for
+        # twelve keeps the twelve valid ones, whatever the seed.
+        labels = [LabelStatement(f"l{i}", "D", f"x{i}", f"To {i}.", (f"t{i}", "all")) for i in range(12)]
+        for seed in range(20):
+            counts = BuildCounts()
+            records = list(mcq_instances(labels, seed=seed, max_per_dataset=12, counts=counts))
+            assert len(records) == 12 and "all" not in {r["context"] for r in records}
+            assert (counts.too_many_answers, counts.downsampled) == (1, 0)
+        assert len(list(mcq_instances(labels, seed=1, max_per_dataset=3))) == 3
+
+    def test_source_facts_travel_from_the_label_meta_to_the_breakdowns(self, make_project, judge_run):
+        from validation.mcq import LabelStatement, mcq_instances, source_facts
+
+        facts = source_facts({"synthetic": True, "sensitive": False, "year": 2019})
+        assert facts == (("annotation", "synthetic"), ("sensitive", "no"), ("year", "2019"))
+        assert source_facts({"synthetic": "yes", "year": True}) == ()
+        labels = [
+            LabelStatement("a", "S", "x", "To x.", ("t1",), source_facts=facts),
+            LabelStatement("b", "S", "y", "To y.", ("t2",), source_facts=facts),
+            LabelStatement("c", "H", "x", "To hx.", ("h1",), source_facts=source_facts({"synthetic": False})),
+            LabelStatement("d", "H", "y", "To hy.", ("h2",), source_facts=source_facts({"synthetic": False})),
+        ]
+        project = make_project("intent_mcq", slug="facts")
+        records = list(mcq_instances(labels, seed=3))
+        items = [
+            Item.objects.create(project=project, external_id=r["external_id"], payload={k: r[k] for k in PAYLOAD})
+            for r in records
+        ]
+        run = judge_run(project, seed=None)
+        for item in items:  # right on the synthetic dataset S, wrong on the human-annotated H
+            key = item.payload["answers"]
+            suggest(run, item, {"chosen": key if item.payload["meta"]["dataset"] == "S" else [1 - key[0]]})
+        data = json.loads(run_command("mcq_eval", "facts", "--run", str(run.pk)))
+        by_style = {g["group"]: g["runs"][0]["failures_left_out"] for g in data["breakdowns"]["annotation"]}
+        assert by_style == {"human": 0.0, "synthetic": 1.0}
+        assert {g["group"] for g in data["breakdowns"]["sensitive"]} == {"no", "(none)"}
+        assert {g["group"]: g["n_instances"] for g in data["breakdowns"]["year"]} == {"2019": 2, "(none)": 2}
+
+
+PAYLOAD = ("context", "context_type", "question", "options", "answers", "meta")
 
 
 def assert_pdflatex_compiles(latex: str, folder: Path) -> None:
