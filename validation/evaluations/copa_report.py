@@ -6,10 +6,12 @@ Reads a ``copa_likert`` project's pairs (items sharing a ``pair_id``, one with `
 factor-grounded prompt, the Direct / CoT / Random-factor variants of ``judges.kinds.copa_likert.prompts``, or a
 lexical baseline) or people's gold (``--people``).
 
-The lexical baselines (``copa_jaccard``, ``copa_inclusion``) store 0/1/2 scores by thresholding an
-overlap; the paper compares the overlap itself ("these two metrics are not normalized"). So for a
-baseline run the score of an answer is its raw overlap with the profile (the mean over the six
-profile texts of ``judges.baselines.OVERLAP``), on the answers the run covered, and only Accuracy is
+The lexical baselines (``copa_history_jaccard``, ``copa_history_inclusion``: the response against
+the user's history, as the paper uses them after Su et al. 2025; ``copa_jaccard``, ``copa_inclusion``:
+against the factor-profile texts) store 0/1/2 scores by thresholding an overlap; the paper compares
+the overlap itself ("these two metrics are not normalized"). So for a baseline run the score of an
+answer is its raw overlap (``CopaOverlap.raw_overlap``, formulas in
+``judges.kinds.copa_likert.baselines``), on the answers the run covered, and only Accuracy is
 reported. Run the command on a project whose profiles were built from the current CIPD question for
 Table A4.
 
@@ -33,7 +35,7 @@ import numpy.typing as npt
 
 from annotation.kinds.copa_likert import FACTORS
 from annotation.models import Item, Project
-from judges.baselines import OVERLAP
+from judges.errors import JudgeOutputInvalid
 from judges.kinds.copa_likert.baselines import CopaOverlap
 from judges.kinds.copa_likert.prompts import FACTOR_GROUNDED
 from judges.prompting import get_prompt
@@ -173,21 +175,13 @@ def _run_evaluator(run: EvaluatedRun, pairs: PairSet) -> _Evaluator:
     values = dict(suggestion_values(run_id=run.run_id))
     prompt = get_prompt(run.prompt_key) if run.is_baseline else None
     if isinstance(prompt, CopaOverlap):
-        values = {item_id: value for item_id, value in values.items() if item_id in pairs.payloads}
-        overlap = OVERLAP[prompt.measure]
-        raw = {
-            item_id: (
-                float(
-                    np.mean(
-                        [
-                            overlap(pairs.payloads[item_id]["profile"][c], pairs.payloads[item_id]["response"])
-                            for c in CODES
-                        ]
-                    )
-                ),
-            )
-            for item_id in values
-        }
+        raw = {}
+        for item_id in values:
+            if item_id in pairs.payloads:
+                try:
+                    raw[item_id] = (float(prompt.raw_overlap(pairs.payloads[item_id])),)
+                except JudgeOutputInvalid:
+                    continue  # the method cannot score this answer (no history): no score, as a failure
         return _Evaluator(run.label, run.run_id, raw, normalised=False, factor_grounded=False)
     grounded = run.prompt_name in FACTOR_GROUNDED
     return _Evaluator(run.label, run.run_id, _scores_of(values), normalised=True, factor_grounded=grounded)
@@ -358,8 +352,8 @@ def _tables(outcomes: list[_Outcome], pairs: PairSet, parameters: CopaEvalParame
     ]
     if any(not o.evaluator.normalised for o in outcomes):
         notes.append(
-            "Lexical baselines score each answer by its raw overlap with the profile (mean over the six profile "
-            "texts), not normalised: Accuracy only, as in the paper."
+            "Lexical baselines score each answer by its raw overlap (with the user's history, or the mean over "
+            "the six profile texts for the profile variant), not normalised: Accuracy only, as in the paper."
         )
     if pairs.incomplete:
         shown = ", ".join(pairs.incomplete[:10]) + (" ..." if len(pairs.incomplete) > 10 else "")

@@ -165,3 +165,24 @@ class CopaPaperTests:
         assert means.factors["CT"].statistic == pytest.approx((2 + 0) / 2 / 2)
         assert np.mean([r.statistic for r in means.factors.values()]) == pytest.approx(means.score.statistic)
         assert means.score.statistic == pytest.approx((8 / 12 + 8 / 12) / 2)
+
+
+class HistoryBaselineEvaluationTests:
+    def test_copa_eval_compares_answers_by_their_overlap_with_the_user_s_history(self, make_project, judge_run):
+        project = make_project("copa_likert", slug="hist")
+        history = ["my build keeps failing", "stepwise answers please"]
+        texts = {"accepted": "stepwise fix for the failing build", "top-voted": "reinstall everything"}
+        items = []
+        for source, response in texts.items():
+            payload = {"profile": PROFILE, "question": "q?", "response": response, "response_source": source}
+            payload |= {"pair_id": "p1", "history": history}
+            items.append(Item.objects.create(project=project, external_id=source, payload=payload))
+        run = judge_run(project, backend="baseline", prompt="copa_history_inclusion.v1")
+        for item in items:
+            suggest(run, item, copa_value(0))  # the stored 0/1/2 value is not what is compared
+        (evaluator,) = json.loads(run_command("copa_eval", "hist", "--run", str(run.pk), "--bootstrap", "0"))[
+            "evaluators"
+        ]
+        # Inclusion in the history: 3 of the accepted answer's 4 words, none of the top-voted one's 2.
+        assert (evaluator["n_pairs"], evaluator["accuracy"]["statistic"]) == (1, 1.0)
+        assert evaluator["tie_rate"]["statistic"] is None and "by_source" not in evaluator
