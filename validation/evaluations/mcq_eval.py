@@ -38,6 +38,7 @@ __all__ = [
     "STD_DDOF",
     "RunF1",
     "Spread",
+    "average_over_models",
     "estimated_human_f1",
     "partial_credit_f1",
     "run_f1",
@@ -175,6 +176,13 @@ def spread_over_runs(values: Sequence[float | None], *, ddof: int = 1) -> Spread
     if len(defined) < 2:
         return Spread(mean=mean, std=None, n_runs=1, ddof=ddof, reason=ONE_RUN)
     return Spread(mean=mean, std=float(np.std(defined, ddof=ddof)), n_runs=len(defined), ddof=ddof)
+
+
+def average_over_models(means: Sequence[float | None]) -> float | None:
+    """The "Avg. over Models" row (IntentGrasp Tables 10 and 11): the unweighted mean of the models'
+    means over their runs, models without a value left out (None when none has one)."""
+    defined = [m for m in means if m is not None]
+    return float(np.mean(defined)) if defined else None
 
 
 def estimated_human_f1(counts: Mapping[str, int], scores: Mapping[str, float | None]) -> AgreementResult:

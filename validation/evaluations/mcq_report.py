@@ -49,6 +49,7 @@ from validation.evaluations.mcq_eval import (
     UNKNOWN_STD,
     RunF1,
     Spread,
+    average_over_models,
     estimated_human_f1,
     partial_credit_f1,
     run_f1,
@@ -56,6 +57,7 @@ from validation.evaluations.mcq_eval import (
 )
 from validation.ratings import latest_annotations
 from validation.reports import Cell, Figure, Row, Table
+from validation.reports.render import latex_escape
 
 __all__ = ["FACETS", "McqEvalParameters", "mcq_evaluation"]
 
@@ -449,6 +451,133 @@ def _error_bar_figure(over: dict[str, Spread], domains: list[_GroupResult], n: i
     )
 
 
+@dataclass(frozen=True)
+class _Model:
+    """One model's runs (its sessions) and what the paper prints for it."""
+
+    name: str
+    runs: list[int]  # positions in the evaluation's run list
+    over_runs: dict[str, Spread]
+    #: facet → group → way → the mean over the model's runs
+    breakdowns: dict[str, dict[str, dict[str, float | None]]]
+
+
+def _models(
+    scored: list[_RunScores],
+    results: list[RunF1],
+    breakdowns: dict[str, list[_GroupResult]],
+    ddof: int,
+) -> list[_Model]:
+    """The runs grouped by model (backend, model and prompt: one judge per option order), in the order given."""
+    judges = JudgeRun.objects.filter(pk__in=[r.run.run_id for r in scored]).select_related("judge")
+    names = {run.pk: f"{run.judge.backend_label}, {run.judge.prompt_key}" for run in judges}
+    members: dict[str, list[int]] = {}
+    for position, run in enumerate(scored):
+        members.setdefault(names[run.run.run_id], []).append(position)
+    models = []
+    for name, positions in members.items():
+        over = _over_runs([results[p] for p in positions], ddof)
+        by_facet = {
+            facet: {
+                group.group: {
+                    way: spread_over_runs([getattr(group.runs[p], way).statistic for p in positions], ddof=ddof).mean
+                    for way in WAYS
+                }
+                for group in groups
+            }
+            for facet, groups in breakdowns.items()
+        }
+        models.append(_Model(name, positions, over, by_facet))
+    return models
+
+
+def _avg_over_models_json(models: list[_Model]) -> dict[str, Any]:
+    groups = {facet: sorted({g for m in models for g in m.breakdowns[facet]}) for facet, _, _ in FACETS}
+    return {
+        "n_models": len(models),
+        "over_runs": {way: average_over_models([m.over_runs[way].mean for m in models]) for way in WAYS},
+        "breakdowns": {
+            facet: {
+                group: {
+                    way: average_over_models([m.breakdowns[facet].get(group, {}).get(way) for m in models])
+                    for way in WAYS
+                }
+                for group in names
+            }
+            for facet, names in groups.items()
+        },
+    }
+
+
+def _model_tables(models: list[_Model], std_words: str) -> list[Table]:
+    """Tables 10 and 11's layout: a row per model (its mean over runs), then "Avg. over Models"."""
+    if len(models) < 2:
+        return []
+    average = _avg_over_models_json(models)
+    way = "failures_scored_zero"  # the released scorer's number, as the paper prints
+    tables = []
+    for facet, title, source in (("overall", "", ""), *FACETS):
+        if facet == "overall":
+            columns = ("Model", "Runs", "F1 (scored 0)", "Std", "2σ")
+            rows = [
+                Row(
+                    m.name,
+                    (
+                        Cell.count(len(m.runs)),
+                        Cell(value=m.over_runs[way].mean, format="percent"),
+                        Cell(value=m.over_runs[way].std, format="percent", note=m.over_runs[way].reason),
+                        Cell(value=m.over_runs[way].two_sigma, format="percent", note=m.over_runs[way].reason),
+                    ),
+                )
+                for m in models
+            ]
+            rows.append(
+                Row(
+                    "Avg. over Models",
+                    (Cell(), Cell(value=average["over_runs"][way], format="percent"), Cell(), Cell()),
+                    summary=True,
+                )
+            )
+            tables.append(
+                Table(
+                    key="mcq_models",
+                    title="IntentGrasp evaluation by model (IntentGrasp Tables 8-10, Overall)",
+                    caption=(
+                        f"Each model's mean F1 (%) over its runs (failures scored 0), its {std_words} and 2σ; "
+                        "Avg. over Models is the mean of the models' means."
+                    ),
+                    columns=columns,
+                    latex_columns=("Model", "Runs", "F1 (scored 0)", "Std", r"$2\sigma$"),
+                    rows=tuple(rows),
+                )
+            )
+            continue
+        groups = list(average["breakdowns"][facet])
+        rows = [
+            Row(m.name, tuple(Cell(value=m.breakdowns[facet].get(g, {}).get(way), format="percent") for g in groups))
+            for m in models
+        ]
+        rows.append(
+            Row(
+                "Avg. over Models",
+                tuple(Cell(value=average["breakdowns"][facet][g][way], format="percent") for g in groups),
+                summary=True,
+            )
+        )
+        tables.append(
+            Table(
+                key=f"mcq_models_by_{facet}",
+                title=f"IntentGrasp evaluation by model and {title} (IntentGrasp {source})",
+                caption=f"Each model's mean F1 (%) over its runs (failures scored 0) per {title}; Avg. over Models "
+                "is the mean of the models' values.",
+                columns=("Model", *groups),
+                latex_columns=("Model", *(latex_escape(g) for g in groups)),
+                rows=tuple(rows),
+            )
+        )
+    return tables
+
+
 def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evaluation:
     """``mcq_eval``'s numbers and tables for an ``intent_mcq`` project.
 
@@ -475,6 +604,8 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
         counts[instance.groups["dataset"]] = counts.get(instance.groups["dataset"], 0) + 1
     estimated = estimated_human_f1(counts, {name: table.score_of(name) for name in counts})
     breakdowns = {facet: _breakdown(facet, instances, scored, parameters.ddof) for facet, _, _ in FACETS}
+    models = _models(scored, results, breakdowns, parameters.ddof)
+    std = parameters.std
     result = {
         "project": project.slug,
         "n_instances": len(instances),
@@ -508,6 +639,16 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
             for r, result in zip(scored, results, strict=True)
         ],
         "over_runs": {way: _spread_json(spread) for way, spread in over.items()},
+        "models": [
+            {
+                "model": m.name,
+                "runs": [scored[p].run.run_id for p in m.runs],
+                "over_runs": {way: _spread_json(spread) for way, spread in m.over_runs.items()},
+                "breakdowns": m.breakdowns,
+            }
+            for m in models
+        ],
+        "avg_over_models": _avg_over_models_json(models),
         "breakdowns": {
             facet: [
                 {
@@ -535,8 +676,9 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
         inputs_sha256=inputs_digest(inputs),
         library_versions=current_versions(),
         result=result,
-        tables=tuple(
-            _tables(instances, scored, results, over, baseline, measured, estimated, breakdowns, table, parameters.std)
+        tables=(
+            *_tables(instances, scored, results, over, baseline, measured, estimated, breakdowns, table, std),
+            *_model_tables(models, STD_WORDS[std]),
         ),
         figures=(_error_bar_figure(over, breakdowns["domain"], len(instances), STD_WORDS[parameters.std]),),
         judge_label="; ".join(r.label for r in scored),

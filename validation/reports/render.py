@@ -74,6 +74,7 @@ _LATEX_SYMBOLS = {
     "ρ": r"$\rho$",
     "τ": r"$\tau$",
     "α": r"$\alpha$",
+    "σ": r"$\sigma$",
     "Δ": r"$\Delta$",
     "≤": r"$\le$",
     "−": r"$-$",

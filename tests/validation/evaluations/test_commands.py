@@ -288,6 +288,31 @@ class BuildMcqTests:
         assert first != [r["external_id"] for r in mcq_instances(labels, seed=2, max_per_dataset=6)]
 
 
+class McqModelsTests:
+    def test_runs_group_by_model_and_avg_over_models_is_the_mean_of_their_means(self, mcq, judge_run):
+        project, plain, shuffled = mcq
+        guess = judge_run(project, backend="baseline", seed=42)
+        items = {item.external_id: item for item in project.items.all()}
+        for external_id, chosen in (("i1", [0]), ("i2", [2]), ("i3", [2])):  # F1 1, 0, 1
+            suggest(guess, items[external_id], {"chosen": chosen})
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk), "--run", str(guess.pk))
+        data = json.loads(run_command("mcq_eval", "mcq", *runs, "--std", "population"))
+        llm, baseline = data["models"]
+        assert (llm["runs"], baseline["runs"]) == ([plain.pk, shuffled.pk], [guess.pk])
+        llm_mean = ((1 + 2 / 3) / 3 + 2 / 3) / 2  # failures scored 0, the two option orders
+        assert llm["over_runs"]["failures_scored_zero"]["mean"] == pytest.approx(llm_mean)
+        assert baseline["over_runs"]["failures_scored_zero"]["std"] is None  # one run
+        average = data["avg_over_models"]
+        assert average["n_models"] == 2
+        assert average["over_runs"]["failures_scored_zero"] == pytest.approx((llm_mean + 2 / 3) / 2)
+        # Writing (i3 alone): the LLM scores 0 then 1 (mean 1/2), the baseline 1.
+        writing = average["breakdowns"]["domain"]["writing"]["failures_scored_zero"]
+        assert llm["breakdowns"]["domain"]["writing"]["failures_scored_zero"] == pytest.approx(0.5)
+        assert writing == pytest.approx((0.5 + 1) / 2)
+        markdown = run_command("mcq_eval", "mcq", *runs, "--format", "md")
+        assert "| **Avg. over Models** |" in markdown and "(IntentGrasp Table 10)" in markdown
+
+
 class BuildMcqSetsTests:
     def test_max_per_dataset_keeps_n_valid_instances_where_n_exist(self):
         from validation.mcq import BuildCounts, LabelStatement, mcq_instances

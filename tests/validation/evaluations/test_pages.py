@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
+from tests.validation.conftest import suggest
 from tests.validation.evaluations.test_commands import assert_pdflatex_compiles, assert_well_formed_booktabs
 from validation.evaluations.base import render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
@@ -92,11 +93,15 @@ def test_the_mcq_page_shows_the_error_bar_plot_and_takes_the_std(mcq, make_user,
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
-def test_mcq_latex_tables_compile_with_booktabs(mcq, tmp_path):
+def test_mcq_latex_tables_compile_with_booktabs(mcq, judge_run, tmp_path):
     project, plain, shuffled = mcq
+    guess = judge_run(project, backend="baseline", seed=42)  # a second model: the per-model tables too
+    for item in project.items.all():
+        suggest(guess, item, {"chosen": [0]})
     evaluation = mcq_evaluation(
-        project=project, parameters=McqEvalParameters(runs=(plain.pk, shuffled.pk), std="population")
+        project=project, parameters=McqEvalParameters(runs=(plain.pk, shuffled.pk, guess.pk), std="population")
     )
+    assert {"mcq_models", "mcq_models_by_domain", "mcq_error_bars"} <= {t.key for t in evaluation.tables}
     latex = render_evaluation(evaluation, "latex")
     assert_well_formed_booktabs(latex)
     assert_pdflatex_compiles(latex, tmp_path)
