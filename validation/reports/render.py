@@ -104,16 +104,23 @@ def table_notes(table: Table) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
+def _columns_by_n(values: Iterable[tuple[str, int | None]]) -> dict[int, list[str]]:
+    """(column, n) pairs grouped by n, the columns of each n in their order; None n left out."""
+    by_n: dict[int, list[str]] = {}
+    for column, n in values:
+        if n is not None:
+            by_n.setdefault(n, []).append(column)
+    return by_n
+
+
 def n_statement(table: Table) -> str:
     """The units each value was computed on, in words: one n for the whole table when every value
     shares it, else per row and column (``Expressed: Cohen's κ 31, % agreement 33``). A caption's
     count of rated units is not a coefficient's n; this sentence is, in every format."""
     rows: list[tuple[str, dict[int, list[str]]]] = []
     for row in table.rows:
-        by_n: dict[int, list[str]] = {}
-        for column, cell in zip(table.columns[1:], row.cells, strict=False):
-            if cell.n is not None and cell.value is not None:
-                by_n.setdefault(cell.n, []).append(column)
+        cells = zip(table.columns[1:], row.cells, strict=False)
+        by_n = _columns_by_n((column, cell.n if cell.value is not None else None) for column, cell in cells)
         if by_n:
             rows.append((row.label or "value", by_n))
     every = {n for _, by_n in rows for n in by_n}
@@ -222,11 +229,10 @@ def _dimension_n_lines(results: Mapping[str, DimensionAgreement], columns: list[
     lines = []
     for name, d in results.items():
         measures = d.measures()
-        by_n: dict[int, list[str]] = {}
-        for m in columns:
-            result = measures.get(m.key)
-            if result is not None and result.statistic is not None:
-                by_n.setdefault(result.n_units, []).append(m.short)
+        results = [(m.short, measures.get(m.key)) for m in columns]
+        by_n = _columns_by_n(
+            (short, r.n_units if r is not None and r.statistic is not None else None) for short, r in results
+        )
         if by_n:
             lines.append(f"{name}: " + ", ".join(f"{' / '.join(shorts)} n = {n}" for n, shorts in sorted(by_n.items())))
     return lines
