@@ -665,7 +665,16 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
     }
     inputs = {
         "instances": [[i.external_id, list(i.answers), i.n_options, i.groups] for i in instances],
-        "runs": [[r.run.run_id, [None if np.isnan(x) else float(x) for x in r.f1], r.parse_failures] for r in scored],
+        "runs": [
+            [
+                r.run.run_id,
+                [None if np.isnan(x) else float(x) for x in r.f1],
+                r.parse_failures,
+                # The partial credits, when any: a changed raw answer changes the inputs too.
+                *([[None if np.isnan(x) else float(x) for x in r.credit]] if r.partial_credits else []),
+            ]
+            for r in scored
+        ],
         "people": people,
     }
     return Evaluation(
