@@ -68,7 +68,14 @@ class JudgeRunListApi(APIView):
         )
         prompt = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
         temperature = serializers.FloatField(min_value=0, max_value=2, required=False, default=0.0)
-        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, default=42)
+        seed = serializers.IntegerField(
+            min_value=0,
+            max_value=2**31 - 1,
+            required=False,
+            default=42,
+            allow_null=True,
+            help_text="Sampling seed; orders multiple-choice options. null: no seed, options in the item's order.",
+        )
         concurrency = serializers.IntegerField(
             min_value=1, max_value=256, required=False, allow_null=True, default=None
         )

@@ -121,6 +121,15 @@ class Prompt:
         """Map a schema-valid answer to the task kind's value (generators return the answer)."""
         raise NotImplementedError("subclasses of Prompt must provide to_value()")
 
+    def partial_value(self, text: str, request: JudgeRequest) -> tuple[dict, int] | None:
+        """What a paper's released scorer still reads from an answer that failed the checks.
+
+        The value made of the answer's valid parts and how many distinct parts were invalid, or None
+        when nothing valid can be read. Only prompts whose paper scores partial answers implement it;
+        the others raise NotImplementedError (callers then score the failure as nothing).
+        """
+        raise NotImplementedError("this prompt's paper scores no partial answers")
+
     def parse(self, text: str, request: JudgeRequest) -> dict:
         """The value in ``text``, or JudgeOutputInvalid saying exactly what is wrong with it."""
         try:

@@ -27,6 +27,7 @@ from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluati
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
 from validation.report_jobs import request_bootstrap_max
+from validation.selectors import evaluation_figures
 
 NOT_ALLOWED = "Only the project's researchers and experts can read its paper evaluations."
 ONLY_RESEARCHERS_FREEZE = "Only the project's researchers can freeze an evaluation."
@@ -85,6 +86,15 @@ class CopaEvalForm(_RunsForm):
 
 
 class McqEvalForm(_RunsForm):
+    std = forms.ChoiceField(
+        label="Std over runs",
+        choices=[
+            ("sample", "sample (ddof 1, Table 8 All Set)"),
+            ("population", "population (ddof 0, Tables 8 Gem, 9, 2)"),
+        ],
+        required=False,
+    )
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if not data.get("run"):
@@ -92,7 +102,7 @@ class McqEvalForm(_RunsForm):
         return data
 
     def parameters(self) -> McqEvalParameters:
-        return McqEvalParameters(runs=tuple(self.cleaned_data["run"]))
+        return McqEvalParameters(runs=tuple(self.cleaned_data["run"]), std=self.cleaned_data.get("std") or "sample")
 
 
 #: name → (task kind, form, evaluation, template, title)
@@ -141,6 +151,7 @@ def evaluation_page(request: HttpRequest, slug: str, name: str) -> HttpResponse:
         # The same parameters again for the freeze form (a run may be given several times).
         "hidden": [(key, value) for key, values in request.GET.lists() for value in values],
         "can_freeze": Role.RESEARCHER in roles or request.user.is_superuser,
+        "figures": evaluation_figures(evaluation=evaluation) if evaluation else [],
     }
     return render(request, PAGES[name][3], context, status=400 if form.is_bound and evaluation is None else 200)
 

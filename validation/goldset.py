@@ -28,7 +28,7 @@ from annotation.sql import json_column
 from judges.selectors import runs_for_project, suggestion_values
 from validation.adjudication import AdjudicationRules, item_disagreements, required_raters
 from validation.exports import WRITERS, write_csv
-from validation.mcq import LabelStatement
+from validation.mcq import LabelStatement, source_facts
 from validation.models import Adjudication
 from validation.selectors import project_data_state
 
@@ -413,6 +413,7 @@ def label_statements(*, project: Project) -> list[LabelStatement]:
                     examples=tuple(payload.get("examples", ())),
                     domain=payload.get("domain", ""),
                     text_form=(payload.get("meta") or {}).get("text_form", ""),
+                    source_facts=source_facts(payload.get("meta") or {}),
                 )
             )
     return found

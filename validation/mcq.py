@@ -10,7 +10,13 @@ file. An instance keeps its dataset, domain, text form and label type (``single`
 in ``meta`` and ``context_type``.
 
 ``max_per_dataset`` downsamples each dataset at random (seeded) to at most that many instances, as
-the paper's All Set keeps no more than 500 per source dataset.
+the paper's All Set keeps no more than 500 per source dataset. It draws from the valid instances
+(those that keep every correct answer), so a dataset with N or more of them gives exactly N.
+
+The source dataset's facts the label item's ``meta`` gives travel to each instance's ``meta`` for
+the breakdowns (:func:`source_facts`): ``annotation`` (``synthetic`` when ``meta.synthetic`` is
+true, ``human`` when false; IntentGrasp Table 11's "Synthetic?"), ``sensitive`` (``yes``/``no``
+from ``meta.sensitive``; Table 11's "Sensitive?") and ``year`` (``meta.year``; Figure 4).
 """
 
 from __future__ import annotations
@@ -37,6 +43,20 @@ class LabelStatement:
     domain: str = ""
     #: ``query``, ``dialogue`` or ``monologue``; empty when the label's item does not say.
     text_form: str = ""
+    #: The source dataset's annotation style, sensitivity and year, as :func:`source_facts` reads them.
+    source_facts: tuple[tuple[str, str], ...] = ()
+
+
+def source_facts(meta: dict) -> tuple[tuple[str, str], ...]:
+    """``annotation``, ``sensitive`` and ``year`` from a label item's ``meta``, those it gives."""
+    facts = []
+    if isinstance(meta.get("synthetic"), bool):
+        facts.append(("annotation", "synthetic" if meta["synthetic"] else "human"))
+    if isinstance(meta.get("sensitive"), bool):
+        facts.append(("sensitive", "yes" if meta["sensitive"] else "no"))
+    if isinstance(meta.get("year"), int | str) and not isinstance(meta.get("year"), bool) and str(meta["year"]):
+        facts.append(("year", str(meta["year"])))
+    return tuple(facts)
 
 
 @dataclass
@@ -91,18 +111,20 @@ def mcq_instances(
         size = min(MAX_OPTIONS, len(pool))
         if size < 2:
             continue  # one statement is no question
-        instances = _instances(members)
-        if max_per_dataset is not None and len(instances) > max_per_dataset:
-            # Random downsampling per dataset (IntentGrasp "Data Splitting"), the kept ones in their order.
-            keep = set(random.Random(f"{seed}:{dataset}:sample").sample(range(len(instances)), max_per_dataset))
-            counts.downsampled += len(instances) - max_per_dataset
-            instances = [instance for i, instance in enumerate(instances) if i in keep]
-        for instance in instances:
+        records = []
+        for instance in _instances(members):
             record = _record(instance, dataset, pool, size, seed, text_forms or {})
             if record is None:
                 counts.too_many_answers += 1
-                continue
-            yield record
+            else:
+                records.append(record)
+        if max_per_dataset is not None and len(records) > max_per_dataset:
+            # Random downsampling per dataset (IntentGrasp "Data Splitting") among the valid instances,
+            # the kept ones in their order.
+            keep = set(random.Random(f"{seed}:{dataset}:sample").sample(range(len(records)), max_per_dataset))
+            counts.downsampled += len(records) - max_per_dataset
+            records = [record for i, record in enumerate(records) if i in keep]
+        yield from records
 
 
 def _record(
@@ -136,5 +158,6 @@ def _record(
             "labels": labels,
             "built_from": [member.external_id for member, _ in instance.members],
             "seed": seed,
+            **dict(first.source_facts),
         },
     }

@@ -34,7 +34,9 @@ def svg(figure: Figure) -> str:
     drawing = MplFigure(figsize=(WIDTH_IN, _height(figure)), layout="constrained")
     FigureCanvasSVG(drawing)
     axes = drawing.add_subplot()
-    {"heatmap": _heatmap, "bars": _bars, "histogram": _histogram}[figure.kind](axes, figure.data)
+    {"heatmap": _heatmap, "bars": _bars, "histogram": _histogram, "correlation": _correlation}[figure.kind](
+        axes, figure.data
+    )
     axes.set_title(_wrap(figure.title, 48), fontsize=TITLE_PT)
     axes.tick_params(labelsize=TICK_PT)
     buffer = io.StringIO()
@@ -51,7 +53,7 @@ def _wrap(text: str, width: int = WRAP_CHARS) -> str:
 
 
 def _height(figure: Figure) -> float:
-    if figure.kind == "heatmap":
+    if figure.kind in ("heatmap", "correlation"):
         return min(5.5, 2.6 + 0.5 * len(figure.data["labels"]))
     return 3.8
 
@@ -73,6 +75,23 @@ def _heatmap(axes: Any, data: dict[str, Any]) -> None:
         for j, count in enumerate(row):
             color = "white" if count > peak / 2 else "black"
             axes.text(j, i, str(count), ha="center", va="center", fontsize=CELL_PT, color=color)
+
+
+def _correlation(axes: Any, data: dict[str, Any]) -> None:
+    """A correlation matrix on a fixed −1..1 scale, each cell written out (blank where undefined)."""
+    labels = data["labels"]
+    values = [[math.nan if v is None else v for v in row] for row in data["values"]]
+    image = axes.imshow(values, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+    bar = axes.figure.colorbar(image, ax=axes, shrink=0.8)
+    bar.set_label("Spearman's rho", fontsize=LABEL_PT)
+    bar.ax.tick_params(labelsize=TICK_PT)
+    axes.set_xticks(range(len(labels)), labels=labels)
+    axes.set_yticks(range(len(labels)), labels=labels)
+    for i, row in enumerate(values):
+        for j, value in enumerate(row):
+            if not math.isnan(value):
+                color = "white" if abs(value) > 0.6 else "black"
+                axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=CELL_PT - 2, color=color)
 
 
 def _bars(axes: Any, data: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -18,6 +19,7 @@ from validation.reports import Figure, Report, ReportParameters, build_report
 from validation.reports.build import judge_info, report_agreement
 
 __all__ = [
+    "evaluation_figures",
     "project_data_state",
     "project_dimension_agreement",
     "project_report",
@@ -67,20 +69,31 @@ def project_report(*, project: Project, parameters: ReportParameters) -> Report:
     return report
 
 
-def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
-    """Each figure with its SVG as a data URI (cached with the report's inputs and parameters)."""
+def _figure_uris(figures: Any, key_prefix: str) -> list[tuple[Figure, str]]:
     from validation.plots import svg_data_uri  # matplotlib loads only where a page shows plots
 
-    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
     out = []
-    for figure in report.figures:
-        key = f"concord:figure-svg:{report.project}:{report.inputs_sha256[:32]}:{parameters}:{figure.key}"
+    for figure in figures:
+        key = f"{key_prefix}:{figure.key}"
         uri = cache.get(key)
         if uri is None:
             uri = svg_data_uri(figure)
             cache.set(key, uri, CACHE_SECONDS)
         out.append((figure, uri))
     return out
+
+
+def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
+    """Each figure with its SVG as a data URI (cached with the report's inputs and parameters)."""
+    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    return _figure_uris(report.figures, f"concord:figure-svg:{report.project}:{report.inputs_sha256[:32]}:{parameters}")
+
+
+def evaluation_figures(*, evaluation: Any) -> list[tuple[Figure, str]]:
+    """A paper evaluation's figures with their SVG as data URIs (cached with its inputs and parameters)."""
+    parameters = hashlib.sha256(json.dumps(evaluation.parameters, sort_keys=True).encode()).hexdigest()[:16]
+    prefix = f"concord:evaluation-svg:{evaluation.project}:{evaluation.inputs_sha256[:32]}:{parameters}"
+    return _figure_uris(evaluation.figures, prefix)
 
 
 def project_snapshots(*, project: Project) -> QuerySet[ReportSnapshot]:

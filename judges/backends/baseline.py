@@ -35,7 +35,13 @@ class BaselineBackend(JudgeBackend):
                 outcomes.append(Outcome(request, SKIPPED))
                 continue
             started = time.perf_counter()
-            text = json.dumps(prompt.compute(request), ensure_ascii=False)
+            try:
+                computed = prompt.compute(request)
+            except JudgeOutputInvalid as exc:
+                # The item lacks what the method reads (e.g. a user's history): a failure with its reason.
+                outcomes.append(Outcome(request, FAILED, raw_output="", reason=exc.message, attempts=1))
+                continue
+            text = json.dumps(computed, ensure_ascii=False)
             latency_ms = (time.perf_counter() - started) * 1000
             try:
                 value = prompt.parse(text, request)

@@ -60,6 +60,15 @@ class RunTests:
         assert Suggestion.objects.filter(status="ok").count() == 4
         assert [run["id"] for run in client.get("/api/projects/main/runs/").json()] == [detail["id"]]
 
+    def test_a_null_seed_starts_a_no_shuffle_run(self, world):
+        _, people = world
+        client = client_for(people["res"])
+        started = client.post("/api/projects/main/runs/", {"backend": "baseline", "seed": None}, format="json")
+        assert started.status_code == 201
+        assert JudgeRun.objects.get(pk=started.json()["id"]).judge.seed is None
+        default = client.post("/api/projects/main/runs/", {"backend": "baseline"}, format="json")
+        assert JudgeRun.objects.get(pk=default.json()["id"]).judge.seed == 42
+
     def test_bad_run_request_is_400_and_stores_nothing(self, world):
         _, people = world
         response = client_for(people["res"]).post(

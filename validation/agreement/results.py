@@ -246,6 +246,9 @@ class DimensionAgreement:
                     "n": majority.percent_agreement.n_units,
                 }
             )
+        # Each coefficient's own n: the units it was computed on (Cohen's kappa: units both raters
+        # rated), which ``n_units`` (units anyone rated) is not.
+        out["n"] = {key: _n_json(result) for key, result in self.measures().items()}
         if self.bootstrap is not None:
             ci: dict[str, Any] = {
                 "percent_agreement": _interval_json(self.percent_agreement),
@@ -281,6 +284,10 @@ def _one_note(notes: dict[str, str], key: str, kappa: CohenKappa) -> None:
     if len(reasons) == 1 and None not in reasons:
         # One data problem behind all three: say it once.
         notes[key] = reasons.pop()  # type: ignore[assignment]
+
+
+def _n_json(result: AgreementResult | None) -> int | None:
+    return None if result is None or result.statistic is None else result.n_units
 
 
 def _kappa_json(kappa: CohenKappa | None, value: Callable[[AgreementResult], Any]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from typing import Any
 from annotation.errors import ConcordError
 from annotation.models import Project
 from judges.models import JudgeRun
-from validation.reports import Table, UnknownJudgeRun, library_versions
+from validation.reports import Figure, Table, UnknownJudgeRun, library_versions
 from validation.reports.build import judge_info
 from validation.reports.render import render_csv, render_latex, render_markdown
 
@@ -124,6 +124,8 @@ class Evaluation:
     result: dict[str, Any]
     tables: tuple[Table, ...]
     judge_label: str = ""
+    #: Plots of the tables' numbers (drawn by ``validation.plots``); not part of ``numbers()``.
+    figures: tuple[Figure, ...] = ()
 
     def numbers(self) -> dict[str, Any]:
         """Every number: the JSON result and the tables, as a snapshot stores and a check compares."""

@@ -14,6 +14,12 @@ lexical heuristics (Jaccard, Inclusion coefficient) are not normalised, so the p
 Accuracy only (§5.2, method (3)); ``preference(..., normalised=False)`` does the same. The factor
 ablation (Table 4) recomputes the three with one factor left out, S = Σ_{k≠j} s_k / 10.
 
+Beyond the pairs (§5.4, §5.6): :func:`group_score_means` gives Table 6 (the mean normalised score
+S per response source or method and category, with the row mean over the categories the paper prints
+as Avg.) and Tables A6–A9 (the mean normalised factor score s_k / 2, the same per factor), and
+:func:`factor_correlations` Figure 5 (Spearman's rho between every two factors' scores over the
+scored responses, ``scipy.stats.spearmanr``).
+
 Intervals are percentile bootstraps over pairs, one seeded draw of pairs shared by the three
 statistics; the percentile rule is the agreement reports' (``validation.agreement.percentile_interval``).
 """
@@ -25,19 +31,27 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.stats import spearmanr
 
 from validation.agreement import AgreementResult, BootstrapSettings, ConfidenceInterval, percentile_interval
 
 __all__ = [
     "NOT_NORMALISED",
     "NO_PAIRS",
+    "FactorCorrelations",
+    "GroupMeans",
     "PreferenceResult",
     "factor_ablation",
+    "factor_correlations",
+    "group_score_means",
     "normalised_score",
     "preference",
 ]
 
 NO_PAIRS = "no pair has a score for both the accepted and the top-voted answer"
+NO_SCORES = "no response of this group has a score"
+TOO_FEW_RESPONSES = "a correlation needs at least three scored responses; got {n}"
+CONSTANT_FACTOR = "every scored response has the same {factor} score"
 NOT_NORMALISED = "not normalised: CoPA §5.2 reports Accuracy only for the lexical heuristics"
 #: Resampled pair indices held at once (resamples x pairs); larger bootstraps run in slices.
 _DRAW_CELLS = 2_000_000
@@ -223,3 +237,88 @@ def factor_ablation(
             confidence_level=confidence_level,
         )
     return results
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupMeans:
+    """Mean scores of one group of responses (a response source in a category).
+
+    ``score`` is the mean normalised score S = Σ s_k / 12 (CoPA Table 6), ``factors`` the mean of
+    s_k / 2 per factor (Tables A6–A9), so the mean over ``factors`` is ``score``; ``n_units`` counts
+    the scored responses. None with a reason when the group has none.
+    """
+
+    score: AgreementResult
+    factors: dict[str, AgreementResult]
+
+
+def group_score_means(scores: npt.ArrayLike, *, factors: Sequence[str]) -> GroupMeans:
+    """Table 6's and Tables A6–A9's numbers for one group: ``scores`` is (responses x K factors) of
+    0/1/2 scores, NaN rows (no score) left out.
+
+    References
+    ----------
+    CoPA (paper 001), §5.4, Table 6 ("Avg." is the mean over the four category columns: the Accepted
+    row's 0.8009, 0.7984, 0.7393, 0.7946 give 0.7833) and Appendix G.1, Tables A6–A9 (each Table 6
+    cell is the mean of the six factor columns of its category's table: GPT-4o-mini without
+    personalisation, Engineering & Tools, 0.5972 ... 0.6997 give 0.6307).
+    """
+    array = np.asarray(scores, dtype=float).reshape(-1, len(factors))
+    scored = array[~np.isnan(array).any(axis=1)]
+    n = len(scored)
+    method = "mean normalised score S = sum of s_k / 12 over responses (CoPA Table 6)"
+    if not n:
+        empty = AgreementResult(statistic=None, n_units=0, method=method, reason=NO_SCORES)
+        return GroupMeans(
+            score=empty,
+            factors={f: AgreementResult(statistic=None, n_units=0, method=f, reason=NO_SCORES) for f in factors},
+        )
+    per_factor = scored.mean(axis=0) / MAX_SCORE
+    return GroupMeans(
+        score=AgreementResult(statistic=float(normalised_score(scored).mean()), n_units=n, method=method),
+        factors={
+            f: AgreementResult(
+                statistic=float(v), n_units=n, method=f"mean of {f} / 2 over responses (CoPA Tables A6-A9)"
+            )
+            for f, v in zip(factors, per_factor, strict=True)
+        },
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactorCorrelations:
+    """Spearman's rho between every two factors (CoPA Figure 5); ``rho[i][j]`` None with ``reason``
+    where undefined (a factor every response scored alike)."""
+
+    factors: tuple[str, ...]
+    rho: list[list[float | None]]
+    n_units: int
+    reason: str | None = None
+
+
+def factor_correlations(scores: npt.ArrayLike, *, factors: Sequence[str]) -> FactorCorrelations:
+    """Spearman's rank correlation between the factors' scores over the scored responses.
+
+    ``scipy.stats.spearmanr`` on the (responses x K) matrix, rows with a missing score left out
+    (CoPA §5.6, Figure 5: "inter-factor relationships using the Spearman correlation coefficient").
+    """
+    array = np.asarray(scores, dtype=float).reshape(-1, len(factors))
+    scored = array[~np.isnan(array).any(axis=1)]
+    n, k = len(scored), len(factors)
+    blank: list[list[float | None]] = [[None] * k for _ in range(k)]
+    if n < 3:
+        return FactorCorrelations(factors=tuple(factors), rho=blank, n_units=n, reason=TOO_FEW_RESPONSES.format(n=n))
+    varying = [j for j in range(k) if not np.all(scored[:, j] == scored[0, j])]
+    constant = [factors[j] for j in range(k) if j not in varying]
+    rho = [row[:] for row in blank]
+    if len(varying) >= 2:
+        statistic = spearmanr(scored[:, varying]).statistic
+        # Two columns give one coefficient, more give the matrix.
+        matrix = np.array([[1.0, statistic], [statistic, 1.0]]) if len(varying) == 2 else np.asarray(statistic)
+        for a, i in enumerate(varying):
+            for b, j in enumerate(varying):
+                rho[i][j] = float(matrix[a, b])
+    elif len(varying) == 1:
+        rho[varying[0]][varying[0]] = 1.0
+    reason = CONSTANT_FACTOR.format(factor=", ".join(constant)) if constant else None
+    return FactorCorrelations(factors=tuple(factors), rho=rho, n_units=n, reason=reason)

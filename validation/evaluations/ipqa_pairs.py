@@ -133,6 +133,8 @@ class GoldItem:
     question: str
     core_intents: tuple[str, ...]
     missing: str | None = None
+    #: The intents the gold judges expressed (the question's complexity, with ``len(core_intents)``).
+    n_expressed: int = 0
 
 
 NO_GOLD = "no gold yet"
@@ -148,9 +150,14 @@ def gold_core_intents(*, project: Project) -> dict[str, GoldItem]:
         if not state.gold.ready:
             found[item.external_id] = GoldItem(item.external_id, item.payload["question"], (), NO_GOLD)
             continue
-        core = tuple(j["intent"] for j in state.gold.value["intents"] if j["expressed"] and j["core"])
+        intents = state.gold.value["intents"]
+        core = tuple(j["intent"] for j in intents if j["expressed"] and j["core"])
         found[item.external_id] = GoldItem(
-            item.external_id, item.payload["question"], core, None if core else NO_CORE_INTENT
+            item.external_id,
+            item.payload["question"],
+            core,
+            None if core else NO_CORE_INTENT,
+            n_expressed=sum(1 for j in intents if j["expressed"]),
         )
     return found
 

@@ -118,6 +118,58 @@ def _table(macro: MacroScores, counts: dict[str, int], label: str, interval: str
     )
 
 
+#: Question complexity (IPQA §1: performance falls as questions grow more complex), by item.
+COMPLEXITY = (("expressed_intents", "expressed intents"), ("core_intents", "core intents"))
+
+
+def _by_complexity(
+    scored: list[_Scored], complexity: dict[str, dict[str, int]], parameters: IpqaEvalParameters
+) -> dict[str, list[tuple[int, MacroScores]]]:
+    """Macro scores over the items with each number of gold expressed / core intents."""
+    found = {}
+    for key, _ in COMPLEXITY:
+        groups: dict[int, list[ItemScore]] = {}
+        for s in scored:
+            groups.setdefault(complexity[s.external_id][key], []).append(s.score)
+        found[key] = [
+            (
+                n,
+                macro_scores(
+                    groups[n],
+                    bootstrap=parameters.bootstrap,
+                    seed=parameters.seed,
+                    confidence_level=parameters.confidence_level,
+                ),
+            )
+            for n in sorted(groups)
+        ]
+    return found
+
+
+def _complexity_table(by: dict[str, list[tuple[int, MacroScores]]], interval: str) -> Table:
+    rows = []
+    for key, words in COMPLEXITY:
+        for position, (n, macro) in enumerate(by[key]):
+            rows.append(
+                Row(
+                    f"{n} {words}",
+                    (Cell.count(macro.n_items), *(_percent(getattr(macro, m)) for m in MEASURES)),
+                    rule_above=position == 0 and key != COMPLEXITY[0][0],
+                )
+            )
+    return Table(
+        key="ipqa_eval_by_complexity",
+        title="IPQA-Eval by question complexity",
+        caption=(
+            "Macro precision, recall and F1 (%) over the items with each number of intents the gold judges "
+            f"expressed, then each number of gold core intents. {interval}."
+        ),
+        columns=("Complexity", "Items", *(TITLES[m] for m in MEASURES)),
+        latex_columns=("Complexity", "Items", *(TITLES[m] for m in MEASURES)),
+        rows=tuple(rows),
+    )
+
+
 def ipqa_evaluation(
     *, project: Project, predictions: dict[str, tuple[str, ...]], parameters: IpqaEvalParameters
 ) -> Evaluation:
@@ -140,6 +192,7 @@ def ipqa_evaluation(
     gold = gold_core_intents(project=project)
     counts = dict.fromkeys(COUNT_KEYS.values(), 0)
     scored: list[_Scored] = []
+    complexity: dict[str, dict[str, int]] = {}
     left_out: list[dict[str, str]] = []
     pairs_read: list[list[Any]] = []
     for external_id, predicted in predictions.items():
@@ -161,7 +214,9 @@ def ipqa_evaluation(
             len(predicted), len(entry.core_intents)
         )
         scored.append(_Scored(external_id, item_score(matrix)))
+        complexity[external_id] = {"expressed_intents": entry.n_expressed, "core_intents": len(entry.core_intents)}
         pairs_read.append([external_id, list(predicted), list(entry.core_intents), matrix.astype(int).tolist()])
+    by_complexity = _by_complexity(scored, complexity, parameters)
     macro = macro_scores(
         [s.score for s in scored],
         bootstrap=parameters.bootstrap,
@@ -184,11 +239,19 @@ def ipqa_evaluation(
         },
         "counts": {"predicted_items": len(predictions), "evaluated": macro.n_items, **counts},
         "macro": {m: statistic_json(getattr(macro, m)) for m in MEASURES},
+        "by_complexity": {
+            key: [
+                {"n": n, "n_items": group.n_items, **{m: statistic_json(getattr(group, m)) for m in MEASURES}}
+                for n, group in groups
+            ]
+            for key, groups in by_complexity.items()
+        },
         "items": [
             {
                 "external_id": s.external_id,
                 "n_predicted": s.score.n_predicted,
                 "n_gold": s.score.n_gold,
+                "n_expressed": complexity[s.external_id]["expressed_intents"],
                 "matched": s.score.matched,
                 "matching": [list(pair) for pair in s.score.matching],
                 "precision": s.score.precision,
@@ -211,9 +274,12 @@ def ipqa_evaluation(
         project=project.slug,
         title=project.title,
         parameters=parameters.to_json_dict(),
-        inputs_sha256=inputs_digest({"scored": pairs_read, "left_out": left_out}),
+        inputs_sha256=inputs_digest({"scored": pairs_read, "left_out": left_out, "complexity": complexity}),
         library_versions=current_versions(),
         result=result,
-        tables=(_table(macro, counts, f"the {noun} {info.label}", interval),),  # type: ignore[union-attr]
+        tables=(
+            _table(macro, counts, f"the {noun} {info.label}", interval),  # type: ignore[union-attr]
+            _complexity_table(by_complexity, interval),
+        ),
         judge_label=info.label,  # type: ignore[union-attr]
     )

@@ -3,15 +3,21 @@
 Each judge run is one evaluation session: the no-shuffle run (a judge without a seed keeps the
 item's option order) and the shuffles 7, 42 and 365 (a judge with that seed shows the options in
 an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``). Per run the
-F1 with parse failures left out and scored 0; over runs the mean and sample standard deviation
-(Table 8); the random-guess baseline beside them (App. A.3); breakdowns by source dataset, domain
+F1 with parse failures left out and scored 0 (an answer the released scorer can partly read gets its
+partial credit in the scored-0 way); over runs the mean and the standard deviation, sample (ddof 1,
+Table 8's All Set block) or population (ddof 0, Table 8's Gem Set block, Tables 9 and 2) as asked,
+with the 2-sigma error bars of §4.1 as a table and a figure; the random-guess baseline beside them
+(App. A.3); breakdowns by source dataset, domain
 (Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people
 answering the same questions, scored against the key) and estimated from the source datasets'
 reported agreement (App. A.2, ``validation.evaluations.human_scores``).
 
 An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
 payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
-more than one answer (v > 1), else ``single``; a missing field groups under "(none)".
+more than one answer (v > 1), else ``single``; its annotation style (``synthetic``/``human``),
+sensitivity (``yes``/``no``) and dataset year ``meta.annotation``, ``meta.sensitive`` and
+``meta.year``, as ``build_mcq`` copies them from the label items (Table 11, Figure 4); a missing
+field groups under "(none)".
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import numpy as np
 from annotation.kinds.intent_mcq import instance_f1
 from annotation.models import Item, Project
 from judges.models import JudgeRun
+from judges.prompting import get_prompt
 from judges.selectors import failed_suggestions, suggestion_values
 from validation.agreement import AgreementResult, random_guess_f1
 from validation.evaluations.base import (
@@ -37,9 +44,20 @@ from validation.evaluations.base import (
     inputs_digest,
 )
 from validation.evaluations.human_scores import HumanScoreTable, default_human_scores
-from validation.evaluations.mcq_eval import RunF1, Spread, estimated_human_f1, run_f1, spread_over_runs
+from validation.evaluations.mcq_eval import (
+    STD_DDOF,
+    UNKNOWN_STD,
+    RunF1,
+    Spread,
+    average_over_models,
+    estimated_human_f1,
+    partial_credit_f1,
+    run_f1,
+    spread_over_runs,
+)
 from validation.ratings import latest_annotations
-from validation.reports import Cell, Row, Table
+from validation.reports import Cell, Figure, Row, Table
+from validation.reports.render import latex_escape
 
 __all__ = ["FACETS", "McqEvalParameters", "mcq_evaluation"]
 
@@ -50,8 +68,13 @@ FACETS = (
     ("domain", "domain", "Table 10"),
     ("text_form", "text form", "Table 11"),
     ("label_type", "label type", "Table 11"),
+    ("annotation", "annotation style", "Table 11"),
+    ("sensitive", "sensitivity", "Table 11"),
+    ("year", "dataset year", "Figure 4"),
 )
 NO_RUN = "choose at least one judge run"
+#: How tables name each standard deviation over runs.
+STD_WORDS = {"sample": "sample std (ddof 1)", "population": "population std (ddof 0)"}
 NO_PEOPLE = "no person has answered these questions"
 WAYS = ("failures_left_out", "failures_scored_zero")
 
@@ -62,6 +85,16 @@ class McqEvalParameters:
 
     runs: tuple[int, ...] = ()
     human_scores: HumanScoreTable | None = None
+    #: ``sample`` (ddof 1) or ``population`` (ddof 0): the std over runs (``STD_DDOF``).
+    std: str = "sample"
+
+    def __post_init__(self) -> None:
+        if self.std not in STD_DDOF:
+            raise ValueError(UNKNOWN_STD.format(name=self.std))
+
+    @property
+    def ddof(self) -> int:
+        return STD_DDOF[self.std]
 
     @property
     def scores(self) -> HumanScoreTable:
@@ -71,6 +104,7 @@ class McqEvalParameters:
         return {
             "evaluation": "mcq_eval",
             "runs": list(self.runs),
+            "std": self.std,
             "human_scores_source": self.scores.source,
             "human_scores": self.scores.to_json(),
         }
@@ -78,7 +112,8 @@ class McqEvalParameters:
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> McqEvalParameters:
         table = HumanScoreTable.from_json(data["human_scores"], source=data["human_scores_source"])
-        return cls(runs=tuple(data["runs"]), human_scores=table)
+        # Snapshots frozen before the choice existed used the sample std.
+        return cls(runs=tuple(data["runs"]), human_scores=table, std=data.get("std", "sample"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +140,10 @@ def mcq_instances_of(project: Project) -> list[McqInstance]:
             "domain": _group(meta.get("domain")),
             "text_form": _group(payload.get("context_type") or meta.get("text_form")),
             "label_type": "multiple" if len(answers) > 1 else "single",
+            # The source dataset's facts ``build_mcq`` copies from the label items (validation.mcq).
+            "annotation": _group(meta.get("annotation")),
+            "sensitive": _group(meta.get("sensitive")),
+            "year": _group(meta.get("year")),
         }
         found.append(McqInstance(pk, external_id, answers, len(payload["options"]), groups))
     return found
@@ -115,22 +154,56 @@ class _RunScores:
     run: EvaluatedRun
     f1: np.ndarray  # per instance, NaN without a readable answer
     parse_failures: int
+    credit: np.ndarray  # per instance, the released scorer's partial credit of a failure (NaN: none)
+
+    @property
+    def shuffled(self) -> bool:
+        # A baseline's seed draws its guesses, not an option order: it is never a "shuffle-42" session.
+        return self.run.seed is not None and not self.run.is_baseline
 
     @property
     def label(self) -> str:
-        order = "no shuffle" if self.run.seed is None else f"shuffle-{self.run.seed}"
+        if self.run.is_baseline:
+            order = "baseline" if self.run.seed is None else f"baseline, seed {self.run.seed}"
+        else:
+            order = f"shuffle-{self.run.seed}" if self.shuffled else "no shuffle"
         return f"{order}: {self.run.label}"
+
+    @property
+    def partial_credits(self) -> int:
+        return int((~np.isnan(self.credit)).sum())
+
+
+def _partial_credit(run: EvaluatedRun, suggestion: Any, answers: tuple[int, ...]) -> float:
+    """The released scorer's F1 of a failed answer it can partly read, else NaN."""
+    try:
+        prompt = get_prompt(run.prompt_key)
+        item = suggestion.item
+        request = prompt.build(item_id=item.pk, payload=item.payload, external_id=item.external_id, seed=run.seed)
+        read = prompt.partial_value(suggestion.raw_output, request)
+    except (KeyError, NotImplementedError):
+        return np.nan
+    if read is None:
+        return np.nan
+    value, n_invalid = read
+    return partial_credit_f1(value["chosen"], n_invalid, answers)
 
 
 def _run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> _RunScores:
     position = {instance.pk: i for i, instance in enumerate(instances)}
     f1 = np.full(len(instances), np.nan)
+    credit = np.full(len(instances), np.nan)
     for item_id, value in suggestion_values(run_id=run.run_id):
         if item_id in position:
             f1[position[item_id]] = instance_f1(value["chosen"], list(instances[position[item_id]].answers))
-    failed = set(failed_suggestions(run=JudgeRun.objects.get(pk=run.run_id)).values_list("item_id", flat=True))
-    parse_failures = sum(1 for pk in failed if pk in position and np.isnan(f1[position[pk]]))
-    return _RunScores(run, f1, parse_failures)
+    failed: set[int] = set()
+    for suggestion in failed_suggestions(run=JudgeRun.objects.get(pk=run.run_id)).iterator(chunk_size=500):
+        i = position.get(suggestion.item_id)
+        # An item failed under several prompt hashes counts once; an OK answer beside it wins.
+        if i is not None and np.isnan(f1[i]) and i not in failed:
+            failed.add(i)
+            credit[i] = _partial_credit(run, suggestion, instances[i].answers)
+    return _RunScores(run, f1, len(failed), credit)
 
 
 def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[AgreementResult, list[list]]:
@@ -153,7 +226,15 @@ def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[Agr
 
 
 def _spread_json(spread: Spread) -> dict[str, Any]:
-    data: dict[str, Any] = {"mean": spread.mean, "std": spread.std, "n_runs": spread.n_runs}
+    bar = spread.error_bar
+    data: dict[str, Any] = {
+        "mean": spread.mean,
+        "std": spread.std,
+        "ddof": spread.ddof,
+        "two_sigma": spread.two_sigma,
+        "error_bar": None if bar is None else list(bar),
+        "n_runs": spread.n_runs,
+    }
     if spread.reason:
         data["reason"] = spread.reason
     return data
@@ -163,8 +244,14 @@ def _f1_json(result: RunF1) -> dict[str, Any]:
     return {way: getattr(result, way).statistic for way in WAYS}
 
 
-def _over_runs(results: Sequence[RunF1]) -> dict[str, Spread]:
-    return {way: spread_over_runs([getattr(r, way).statistic for r in results]) for way in WAYS}
+def _over_runs(results: Sequence[RunF1], ddof: int) -> dict[str, Spread]:
+    return {way: spread_over_runs([getattr(r, way).statistic for r in results], ddof=ddof) for way in WAYS}
+
+
+def _scored(run: _RunScores, rows: Any = None) -> RunF1:
+    if rows is None:
+        return run_f1(run.f1, failure_credit=run.credit)
+    return run_f1(run.f1[rows], failure_credit=run.credit[rows])
 
 
 def _baseline(instances: Sequence[McqInstance]) -> AgreementResult:
@@ -180,16 +267,16 @@ class _GroupResult:
     over_runs: dict[str, Spread]
 
 
-def _breakdown(facet: str, instances: list[McqInstance], runs: list[_RunScores]) -> list[_GroupResult]:
+def _breakdown(facet: str, instances: list[McqInstance], runs: list[_RunScores], ddof: int) -> list[_GroupResult]:
     members: dict[str, list[int]] = {}
     for index, instance in enumerate(instances):
         members.setdefault(instance.groups[facet], []).append(index)
     results = []
     for group in sorted(members):
         rows = np.asarray(members[group])
-        per_run = [run_f1(r.f1[rows]) for r in runs]
+        per_run = [_scored(r, rows) for r in runs]
         results.append(
-            _GroupResult(group, len(rows), _baseline([instances[i] for i in rows]), per_run, _over_runs(per_run))
+            _GroupResult(group, len(rows), _baseline([instances[i] for i in rows]), per_run, _over_runs(per_run, ddof))
         )
     return results
 
@@ -215,7 +302,9 @@ def _tables(
     estimated: AgreementResult,
     breakdowns: dict[str, list[_GroupResult]],
     scores: HumanScoreTable,
+    std: str,
 ) -> list[Table]:
+    std_words = STD_WORDS[std]
     rows = [
         Row(
             r.label,
@@ -231,7 +320,9 @@ def _tables(
     left_mean, left_std = _spread_cells(over["failures_left_out"])
     zero_mean, zero_std = _spread_cells(over["failures_scored_zero"])
     rows.append(Row("Mean over runs", (Cell(), Cell(), left_mean, zero_mean), summary=True))
-    rows.append(Row("Sample std over runs", (Cell(), Cell(), left_std, zero_std)))
+    rows.append(Row(f"{std_words.capitalize()} over runs", (Cell(), Cell(), left_std, zero_std)))
+    two_sigma = {way: Cell(value=over[way].two_sigma, format="percent", note=over[way].reason) for way in WAYS}
+    rows.append(Row("2-sigma error bar (±)", (Cell(), Cell(), two_sigma[WAYS[0]], two_sigma[WAYS[1]])))
     rows.append(
         Row("Random guess (expected)", (Cell(), Cell(), _percent(baseline), _percent(baseline)), rule_above=True)
     )
@@ -240,7 +331,8 @@ def _tables(
     notes = (
         "F1 per instance is 2|C∩A| / (|C| + |A|), averaged over instances (IntentGrasp §4.1). A run's failures are "
         "instances without a readable answer: left out in one column, scored 0 in the other (as the released "
-        "scorer does).",
+        "scorer does; an answer mixing valid and invalid letters gets its partial credit there, valid letters "
+        "scored and invalid ones wrong).",
         "Random guess: one option at random, expected F1 mean of (v/u)·2/(1+v) (App. A.3). Estimated human "
         f"baseline: reported human scores weighted by instance count over the {estimated.n_units} instances "
         "whose dataset reports one (App. A.2).",
@@ -250,7 +342,7 @@ def _tables(
             key="mcq_runs",
             title="IntentGrasp evaluation by run (IntentGrasp Table 8)",
             caption=(
-                f"F1 (%) on {len(instances)} instances per run, the mean and sample standard deviation over "
+                f"F1 (%) on {len(instances)} instances per run, the mean, {std_words} and 2-sigma error bar over "
                 f"{len(runs)} runs, and the baselines."
             ),
             columns=("Run", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
@@ -271,10 +363,216 @@ def _tables(
             Table(
                 key=f"mcq_by_{facet}",
                 title=f"IntentGrasp evaluation by {title} (IntentGrasp {source})",
-                caption=f"Mean and sample std of F1 (%) over {len(runs)} runs per {title}, beside the random guess.",
+                caption=f"Mean and {std_words} of F1 (%) over {len(runs)} runs per {title}, beside the random guess.",
                 columns=("Group", "Instances", "Random guess", "F1 left out", "Std", "F1 scored 0", "Std"),
                 latex_columns=("Group", "$n$", "Random", "F1 (left out)", "Std", "F1 (scored 0)", "Std"),
                 rows=tuple(group_rows),
+            )
+        )
+    tables.append(_error_bar_table(over, breakdowns["domain"], len(instances), len(runs), std_words))
+    return tables
+
+
+def _error_bar_groups(over: dict[str, Spread], domains: list[_GroupResult], n: int) -> list[tuple[str, int, dict]]:
+    return [("All instances", n, over), *((g.group, g.n_instances, g.over_runs) for g in domains)]
+
+
+def _error_bar_table(
+    over: dict[str, Spread], domains: list[_GroupResult], n: int, n_runs: int, std_words: str
+) -> Table:
+    rows = []
+    for group, size, spreads in _error_bar_groups(over, domains, n):
+        cells: list[Cell] = [Cell.count(size)]
+        for way in reversed(WAYS):  # the paper's number (failures scored 0) first
+            spread = spreads[way]
+            bar = spread.error_bar
+            cells += [
+                Cell(value=spread.mean, format="percent", note=None if spread.mean is not None else spread.reason),
+                Cell(value=spread.two_sigma, format="percent", note=spread.reason),
+                Cell(value=None if bar is None else bar[0], format="percent"),
+                Cell(value=None if bar is None else bar[1], format="percent"),
+            ]
+        rows.append(Row(group, tuple(cells), summary=group == "All instances"))
+    return Table(
+        key="mcq_error_bars",
+        title="IntentGrasp 2-sigma error bars (IntentGrasp §4.1, Figures 2, 5, 7)",
+        caption=(
+            f"Mean F1 (%) over {n_runs} runs ± 2 × the {std_words}, over all instances and per domain; "
+            "the bar runs from Low to High."
+        ),
+        columns=(
+            "Group",
+            "Instances",
+            "F1 scored 0",
+            "2σ",
+            "Low",
+            "High",
+            "F1 left out",
+            "2σ",
+            "Low",
+            "High",
+        ),
+        latex_columns=(
+            "Group",
+            "$n$",
+            "F1 (scored 0)",
+            r"$2\sigma$",
+            "Low",
+            "High",
+            "F1 (left out)",
+            r"$2\sigma$",
+            "Low",
+            "High",
+        ),
+        rows=tuple(rows),
+    )
+
+
+def _error_bar_figure(over: dict[str, Spread], domains: list[_GroupResult], n: int, std_words: str) -> Figure:
+    groups = _error_bar_groups(over, domains, n)
+    names = {"failures_scored_zero": "F1, failures scored 0", "failures_left_out": "F1, failures left out"}
+    series = []
+    for way in reversed(WAYS):
+        bars = [spreads[way].error_bar for _, _, spreads in groups]
+        series.append(
+            {
+                "name": names[way],
+                "values": [spreads[way].mean for _, _, spreads in groups],
+                "low": [None if bar is None else bar[0] for bar in bars],
+                "high": [None if bar is None else bar[1] for bar in bars],
+            }
+        )
+    return Figure(
+        key="mcq_error_bars",
+        title="Mean F1 over runs with 2-sigma error bars",
+        kind="bars",
+        data={"groups": [group for group, _, _ in groups], "series": series, "ylabel": "F1"},
+        alt=f"Bars of mean F1 over runs, all instances and per domain, with error bars of 2 × the {std_words}.",
+    )
+
+
+@dataclass(frozen=True)
+class _Model:
+    """One model's runs (its sessions) and what the paper prints for it."""
+
+    name: str
+    runs: list[int]  # positions in the evaluation's run list
+    over_runs: dict[str, Spread]
+    #: facet → group → way → the mean over the model's runs
+    breakdowns: dict[str, dict[str, dict[str, float | None]]]
+
+
+def _models(
+    scored: list[_RunScores],
+    results: list[RunF1],
+    breakdowns: dict[str, list[_GroupResult]],
+    ddof: int,
+) -> list[_Model]:
+    """The runs grouped by model (backend, model and prompt: one judge per option order), in the order given."""
+    judges = JudgeRun.objects.filter(pk__in=[r.run.run_id for r in scored]).select_related("judge")
+    names = {run.pk: f"{run.judge.backend_label}, {run.judge.prompt_key}" for run in judges}
+    members: dict[str, list[int]] = {}
+    for position, run in enumerate(scored):
+        members.setdefault(names[run.run.run_id], []).append(position)
+    models = []
+    for name, positions in members.items():
+        over = _over_runs([results[p] for p in positions], ddof)
+        by_facet = {
+            facet: {
+                group.group: {
+                    way: spread_over_runs([getattr(group.runs[p], way).statistic for p in positions], ddof=ddof).mean
+                    for way in WAYS
+                }
+                for group in groups
+            }
+            for facet, groups in breakdowns.items()
+        }
+        models.append(_Model(name, positions, over, by_facet))
+    return models
+
+
+def _avg_over_models_json(models: list[_Model]) -> dict[str, Any]:
+    groups = {facet: sorted({g for m in models for g in m.breakdowns[facet]}) for facet, _, _ in FACETS}
+    return {
+        "n_models": len(models),
+        "over_runs": {way: average_over_models([m.over_runs[way].mean for m in models]) for way in WAYS},
+        "breakdowns": {
+            facet: {
+                group: {
+                    way: average_over_models([m.breakdowns[facet].get(group, {}).get(way) for m in models])
+                    for way in WAYS
+                }
+                for group in names
+            }
+            for facet, names in groups.items()
+        },
+    }
+
+
+def _model_tables(models: list[_Model], std_words: str) -> list[Table]:
+    """Tables 10 and 11's layout: a row per model (its mean over runs), then "Avg. over Models"."""
+    if len(models) < 2:
+        return []
+    average = _avg_over_models_json(models)
+    way = "failures_scored_zero"  # the released scorer's number, as the paper prints
+    tables = []
+    for facet, title, source in (("overall", "", ""), *FACETS):
+        if facet == "overall":
+            columns = ("Model", "Runs", "F1 (scored 0)", "Std", "2σ")
+            rows = [
+                Row(
+                    m.name,
+                    (
+                        Cell.count(len(m.runs)),
+                        Cell(value=m.over_runs[way].mean, format="percent"),
+                        Cell(value=m.over_runs[way].std, format="percent", note=m.over_runs[way].reason),
+                        Cell(value=m.over_runs[way].two_sigma, format="percent", note=m.over_runs[way].reason),
+                    ),
+                )
+                for m in models
+            ]
+            rows.append(
+                Row(
+                    "Avg. over Models",
+                    (Cell(), Cell(value=average["over_runs"][way], format="percent"), Cell(), Cell()),
+                    summary=True,
+                )
+            )
+            tables.append(
+                Table(
+                    key="mcq_models",
+                    title="IntentGrasp evaluation by model (IntentGrasp Tables 8-10, Overall)",
+                    caption=(
+                        f"Each model's mean F1 (%) over its runs (failures scored 0), its {std_words} and 2σ; "
+                        "Avg. over Models is the mean of the models' means."
+                    ),
+                    columns=columns,
+                    latex_columns=("Model", "Runs", "F1 (scored 0)", "Std", r"$2\sigma$"),
+                    rows=tuple(rows),
+                )
+            )
+            continue
+        groups = list(average["breakdowns"][facet])
+        rows = [
+            Row(m.name, tuple(Cell(value=m.breakdowns[facet].get(g, {}).get(way), format="percent") for g in groups))
+            for m in models
+        ]
+        rows.append(
+            Row(
+                "Avg. over Models",
+                tuple(Cell(value=average["breakdowns"][facet][g][way], format="percent") for g in groups),
+                summary=True,
+            )
+        )
+        tables.append(
+            Table(
+                key=f"mcq_models_by_{facet}",
+                title=f"IntentGrasp evaluation by model and {title} (IntentGrasp {source})",
+                caption=f"Each model's mean F1 (%) over its runs (failures scored 0) per {title}; Avg. over Models "
+                "is the mean of the models' values.",
+                columns=("Model", *groups),
+                latex_columns=("Model", *(latex_escape(g) for g in groups)),
+                rows=tuple(rows),
             )
         )
     return tables
@@ -295,8 +593,8 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
     runs = evaluated_runs(project, parameters.runs)
     instances = mcq_instances_of(project)
     scored = [_run_scores(run, instances) for run in runs]
-    results = [run_f1(r.f1) for r in scored]
-    over = _over_runs(results)
+    results = [_scored(r) for r in scored]
+    over = _over_runs(results, parameters.ddof)
     baseline = _baseline(instances)
     measured, people = _measured_human(project, instances)
     n_answers = len(people)
@@ -305,10 +603,13 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
     for instance in instances:
         counts[instance.groups["dataset"]] = counts.get(instance.groups["dataset"], 0) + 1
     estimated = estimated_human_f1(counts, {name: table.score_of(name) for name in counts})
-    breakdowns = {facet: _breakdown(facet, instances, scored) for facet, _, _ in FACETS}
+    breakdowns = {facet: _breakdown(facet, instances, scored, parameters.ddof) for facet, _, _ in FACETS}
+    models = _models(scored, results, breakdowns, parameters.ddof)
+    std = parameters.std
     result = {
         "project": project.slug,
         "n_instances": len(instances),
+        "std": {"name": parameters.std, "ddof": parameters.ddof},
         "random_guess": {"statistic": baseline.statistic, "n_instances": baseline.n_units},
         "human": {
             "measured": {"statistic": measured.statistic, "n_answers": n_answers, "n_instances": measured.n_units},
@@ -327,15 +628,27 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
                 "run": r.run.run_id,
                 "label": r.label,
                 "seed": r.run.seed,
-                "shuffled": r.run.seed is not None,
+                "shuffled": r.shuffled,
+                "baseline": r.run.is_baseline,
                 "n_answered": result.n_answered,
                 "parse_failures": r.parse_failures,
+                "partial_credit": r.partial_credits,
                 "unanswered": result.n_unanswered - r.parse_failures,
                 "f1": _f1_json(result),
             }
             for r, result in zip(scored, results, strict=True)
         ],
         "over_runs": {way: _spread_json(spread) for way, spread in over.items()},
+        "models": [
+            {
+                "model": m.name,
+                "runs": [scored[p].run.run_id for p in m.runs],
+                "over_runs": {way: _spread_json(spread) for way, spread in m.over_runs.items()},
+                "breakdowns": m.breakdowns,
+            }
+            for m in models
+        ],
+        "avg_over_models": _avg_over_models_json(models),
         "breakdowns": {
             facet: [
                 {
@@ -352,7 +665,16 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
     }
     inputs = {
         "instances": [[i.external_id, list(i.answers), i.n_options, i.groups] for i in instances],
-        "runs": [[r.run.run_id, [None if np.isnan(x) else float(x) for x in r.f1], r.parse_failures] for r in scored],
+        "runs": [
+            [
+                r.run.run_id,
+                [None if np.isnan(x) else float(x) for x in r.f1],
+                r.parse_failures,
+                # The partial credits, when any: a changed raw answer changes the inputs too.
+                *([[None if np.isnan(x) else float(x) for x in r.credit]] if r.partial_credits else []),
+            ]
+            for r in scored
+        ],
         "people": people,
     }
     return Evaluation(
@@ -363,6 +685,10 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
         inputs_sha256=inputs_digest(inputs),
         library_versions=current_versions(),
         result=result,
-        tables=tuple(_tables(instances, scored, results, over, baseline, measured, estimated, breakdowns, table)),
+        tables=(
+            *_tables(instances, scored, results, over, baseline, measured, estimated, breakdowns, table, std),
+            *_model_tables(models, STD_WORDS[std]),
+        ),
+        figures=(_error_bar_figure(over, breakdowns["domain"], len(instances), STD_WORDS[parameters.std]),),
         judge_label="; ".join(r.label for r in scored),
     )

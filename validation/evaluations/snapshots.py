@@ -61,11 +61,12 @@ def evaluation_snapshot_create(
 
 def evaluation_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> SnapshotCheck:
     """Recompute a frozen evaluation and store what matches: inputs, every number, library versions."""
-    # The command's numbers first, then the tables that show them: the stored list is capped.
+    # The command's numbers first (the headline ones before their breakdowns), then the tables that
+    # show them: the stored list is capped.
     return snapshot_check_against(
         snapshot=snapshot,
         versions=current_versions(),
         recompute=lambda: recompute(project=snapshot.project, kind=snapshot.kind, parameters=snapshot.parameters),
-        order=lambda d: d["path"].startswith("tables."),
+        order=lambda d: (d["path"].startswith("tables."), d["path"].count(".")),
         user=user,
     )

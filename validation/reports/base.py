@@ -108,12 +108,14 @@ class ReportParameters:
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: a value, its interval, or why it is empty (``note``)."""
+    """One table cell: a value, its interval, or why it is empty (``note``), and ``n``, the units the
+    value was computed on (a kappa's units that both raters rated, not every unit someone rated)."""
 
     value: float | int | str | None = None
     ci: tuple[float, float] | None = None
     format: CellFormat = "number"
     note: str | None = None
+    n: int | None = None
 
     @classmethod
     def of(cls, result: AgreementResult | None, *, format: CellFormat = "number", missing: str = "") -> Cell:
@@ -122,7 +124,7 @@ class Cell:
         if result.statistic is None:
             return cls(format=format, note=result.reason or missing or None)
         ci = None if result.confidence_interval is None else tuple(result.confidence_interval)
-        return cls(value=result.statistic, ci=ci, format=format)  # type: ignore[arg-type]
+        return cls(value=result.statistic, ci=ci, format=format, n=result.n_units)  # type: ignore[arg-type]
 
     @classmethod
     def text(cls, value: str) -> Cell:
@@ -133,12 +135,15 @@ class Cell:
         return cls(value=int(value), format="count")
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "value": self.value,
             "ci": None if self.ci is None else list(self.ci),
             "format": self.format,
             "note": self.note,
         }
+        if self.n is not None:
+            data["n"] = self.n
+        return data
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> Cell:
@@ -148,6 +153,7 @@ class Cell:
             ci=None if ci is None else (ci[0], ci[1]),
             format=data.get("format", "number"),
             note=data.get("note"),
+            n=data.get("n"),
         )
 
 
@@ -222,7 +228,7 @@ class Figure:
 
     key: str
     title: str
-    kind: Literal["heatmap", "bars", "histogram"]
+    kind: Literal["heatmap", "bars", "histogram", "correlation"]
     data: dict[str, Any]
     alt: str
 

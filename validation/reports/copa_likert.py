@@ -41,7 +41,8 @@ class CopaLikertReport(ReportBuilder):
         )
         caption = (
             f"Human-Human reports the agreement between the {people} annotators ({header}){versus}. "
-            f"{ctx.n_items} responses. Overall is the mean over the factors. {ctx.interval_label.capitalize()}."
+            f"{ctx.n_items} responses rated by at least one annotator. Overall is the mean over the factors. "
+            f"{ctx.interval_label.capitalize()}."
         )
         return [
             Table(

@@ -44,7 +44,7 @@ class IpqaCoreIntentReport(ReportBuilder):
         caption = (
             f"Agreement between {len(ctx.human_raters)} annotators on whether each candidate intent is expressed "
             f"in the question and narrative, and whether the selected answer addresses it (core): {units} "
-            f"(item, intent) units from {ctx.n_items} items."
+            f"(item, intent) units from {ctx.n_items} items rated by at least one annotator."
             + (f" Majority vs {noun}: {ctx.judge.label}." if ctx.judge else "")
             + f" {ctx.interval_label.capitalize()}."
         )

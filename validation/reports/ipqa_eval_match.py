@@ -45,7 +45,7 @@ class IpqaEvalMatchReport(ReportBuilder):
         width = len(cells) + 1
         caption = (
             f"Agreement of {len(ctx.human_raters)} people on whether a predicted intent matches a gold core intent, "
-            f"over {result.n_units} pairs"
+            f"over {result.n_units} pairs rated by at least one person"
             + (f"; the {noun} matcher ({ctx.judge.label}) against their majority" if ctx.judge else "")
             + f". {ctx.interval_label.capitalize()}."
         )

@@ -107,7 +107,8 @@ class LabelContextualizationReport(ReportBuilder):
             key="label_review",
             title="Review of intent statements",
             caption=(
-                f"Agreement of reviewers on accepting or revising {ctx.result(REVIEW).n_units} statements, and the "
+                f"Agreement of reviewers on accepting or revising {ctx.result(REVIEW).n_units} statements "
+                f"(reviewed at least once), and the "
                 f"share accepted. {ctx.interval_label.capitalize()}."
             ),
             columns=("", header, "% agreement", "Accept rate", f"κ (majority vs {noun})")[: 5 if ctx.judge else 4],

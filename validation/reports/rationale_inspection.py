@@ -41,7 +41,8 @@ class RationaleInspectionReport(ReportBuilder):
             title="Rationale inspection",
             caption=(
                 f"Agreement of {len(ctx.human_raters)} experts on Pass/Fail for {ctx.result(VERDICT).n_units} "
-                f"rationales, and the share of Pass verdicts. {ctx.interval_label.capitalize()}."
+                f"rationales rated by at least one expert, and the share of Pass verdicts. "
+                f"{ctx.interval_label.capitalize()}."
             ),
             columns=("", header, "% agreement", "Pass rate", f"κ (majority vs {noun})")[:width],
             latex_columns=("", latex_header, r"\% agr.", "Pass rate", rf"$\kappa$ (maj.--{noun})")[:width],

@@ -26,6 +26,7 @@ __all__ = [
     "empty_columns",
     "format_cell",
     "latex_escape",
+    "n_statement",
     "render_csv",
     "render_dimensions_csv",
     "render_dimensions_latex",
@@ -73,6 +74,7 @@ _LATEX_SYMBOLS = {
     "ρ": r"$\rho$",
     "τ": r"$\tau$",
     "α": r"$\alpha$",
+    "σ": r"$\sigma$",
     "Δ": r"$\Delta$",
     "≤": r"$\le$",
     "−": r"$-$",
@@ -102,6 +104,43 @@ def table_notes(table: Table) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
+def _columns_by_n(values: Iterable[tuple[str, int | None]]) -> dict[int, list[str]]:
+    """(column, n) pairs grouped by n, the columns of each n in their order; None n left out."""
+    by_n: dict[int, list[str]] = {}
+    for column, n in values:
+        if n is not None:
+            by_n.setdefault(n, []).append(column)
+    return by_n
+
+
+def n_statement(table: Table) -> str:
+    """The units each value was computed on, in words: one n for the whole table when every value
+    shares it, else per row and column (``Expressed: Cohen's κ 31, % agreement 33``). A caption's
+    count of rated units is not a coefficient's n; this sentence is, in every format."""
+    rows: list[tuple[str, dict[int, list[str]]]] = []
+    for row in table.rows:
+        cells = zip(table.columns[1:], row.cells, strict=False)
+        by_n = _columns_by_n((column, cell.n if cell.value is not None else None) for column, cell in cells)
+        if by_n:
+            rows.append((row.label or "value", by_n))
+    every = {n for _, by_n in rows for n in by_n}
+    if not every:
+        return ""
+    if len(every) == 1:
+        return f"Each value is computed on n = {every.pop()} units."
+    parts = []
+    for label, by_n in rows:
+        if len(by_n) == 1:
+            parts.append(f"{label} {next(iter(by_n))}")
+        else:
+            parts.append(f"{label}: " + ", ".join(f"{' / '.join(cols)} {n}" for n, cols in sorted(by_n.items())))
+    return "Units each value is computed on (n): " + "; ".join(parts) + "."
+
+
+def _caption(table: Table) -> str:
+    return " ".join(part for part in (table.caption, n_statement(table)) if part)
+
+
 def empty_columns(table: Table) -> list[tuple[str, list[str]]]:
     """Columns with no value in any row, each with the distinct reasons its cells give: a whole
     column of dashes says why where a reader looks first, not only among the notes."""
@@ -117,7 +156,7 @@ def render_markdown(tables: Iterable[Table], *, header: str = "") -> str:
     """Each table as a Markdown section: title, caption, pipe table, then its notes."""
     parts = [header.rstrip() + "\n"] if header else []
     for table in tables:
-        lines = [f"### {_md_escape(table.title)}", "", table.caption, ""]
+        lines = [f"### {_md_escape(table.title)}", "", _caption(table), ""]
         if table.rows:
             lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
             lines.append("|" + "|".join(["---"] + ["---:"] * (len(table.columns) - 1)) + "|")
@@ -142,7 +181,7 @@ def render_latex(tables: Iterable[Table], *, header: str = "") -> str:
         lines += [
             r"\begin{table}[t]",
             r"\centering",
-            rf"\caption{{{latex_escape(table.caption)}}}",
+            rf"\caption{{{latex_escape(_caption(table))}}}",
             rf"\label{{tab:concord-{table.key}}}",
             r"\begin{tabular}{l" + "r" * (len(table.columns) - 1) + "}",
             r"\toprule",
@@ -160,16 +199,18 @@ def render_latex(tables: Iterable[Table], *, header: str = "") -> str:
 
 
 def render_csv(tables: Iterable[Table]) -> str:
-    """Long format: ``table,row,column,value,ci_low,ci_high,note``, one line per cell, full precision."""
+    """Long format: ``table,row,column,value,ci_low,ci_high,note,n``, one line per cell, full precision;
+    ``n`` is the units the value was computed on (empty for counts and text)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["table", "row", "column", "value", "ci_low", "ci_high", "note"])
+    writer.writerow(["table", "row", "column", "value", "ci_low", "ci_high", "note", "n"])
     for table in tables:
         for row in table.rows:
             for column, cell in zip(table.columns[1:], row.cells, strict=False):
                 value = "" if cell.value is None else (repr(cell.value) if cell.format != "text" else cell.value)
                 low, high = ("", "") if cell.ci is None else (repr(cell.ci[0]), repr(cell.ci[1]))
-                writer.writerow([table.key, row.label, column, value, low, high, cell.note or ""])
+                n = "" if cell.n is None or cell.value is None else cell.n
+                writer.writerow([table.key, row.label, column, value, low, high, cell.note or "", n])
     return buffer.getvalue()
 
 
@@ -180,6 +221,21 @@ def _dimension_measures(results: Mapping[str, DimensionAgreement]) -> list[Measu
     """The measure columns: those against a reference only when some dimension has one."""
     with_reference = any(d.reference is not None for d in results.values())
     return [m for m in MEASURES if with_reference or m.key not in REFERENCE_KEYS]
+
+
+def _dimension_n_lines(results: Mapping[str, DimensionAgreement], columns: list[Measure]) -> list[str]:
+    """Per dimension, the units each shown coefficient was computed on (``Units`` counts every unit
+    anyone rated, which a kappa on the units both raters rated does not use)."""
+    lines = []
+    for name, d in results.items():
+        measures = d.measures()
+        results = [(m.short, measures.get(m.key)) for m in columns]
+        by_n = _columns_by_n(
+            (short, r.n_units if r is not None and r.statistic is not None else None) for short, r in results
+        )
+        if by_n:
+            lines.append(f"{name}: " + ", ".join(f"{' / '.join(shorts)} n = {n}" for n, shorts in sorted(by_n.items())))
+    return lines
 
 
 def _dimension_cells(d: DimensionAgreement, columns: list[Measure], *, latex: bool, digits: int) -> list[str]:
@@ -197,6 +253,9 @@ def render_dimensions_markdown(results: Mapping[str, DimensionAgreement], *, dig
         cells = [_md_escape(name), d.level, str(d.n_units), str(d.n_raters), str(d.n_ratings)]
         cells += _dimension_cells(d, columns, latex=False, digits=digits)
         lines.append("| " + " | ".join(cells) + " |")
+    n_lines = _dimension_n_lines(results, columns)
+    if n_lines:
+        lines += ["", "Units each value is computed on:", *(f"- {_md_escape(line)}" for line in n_lines)]
     notes = [f"- {_md_escape(name)}, {key}: {why}" for name, d in results.items() for key, why in d.notes().items()]
     if notes:
         lines += ["", "Notes:", *notes]
@@ -207,6 +266,8 @@ def render_dimensions_latex(results: Mapping[str, DimensionAgreement], *, digits
     """A booktabs ``tabular``, one row per dimension; reasons for empty cells as LaTeX comments."""
     columns = _dimension_measures(results)
     lines = [f"% {name}, {key}: {why}" for name, d in results.items() for key, why in d.notes().items()]
+    n_lines = _dimension_n_lines(results, columns)
+    lines += [f"% Units each value is computed on: {latex_escape(line)}" for line in n_lines]
     lines += [
         r"\begin{tabular}{ll" + "r" * (3 + len(columns)) + "}",
         r"\toprule",
@@ -228,6 +289,8 @@ def render_dimensions_csv(results: Mapping[str, DimensionAgreement]) -> str:
         header += [m.csv_name, f"{m.csv_name}_ci_low", f"{m.csv_name}_ci_high"]
         if m.key in CORRELATION_METHODS:
             header += [f"{m.key}_p", f"{m.key}_n"]
+        else:
+            header += [f"{m.csv_name}_n"]
     header += ["majority_n", "n_resamples", "seed", "notes"]
 
     def number(value: float | int | None) -> str:
@@ -253,6 +316,8 @@ def render_dimensions_csv(results: Mapping[str, DimensionAgreement]) -> str:
                     number(None if correlation is None else correlation.pvalue),
                     number(None if correlation is None or correlation.statistic is None else correlation.n_units),
                 ]
+            else:
+                row += [number(None if result is None or result.statistic is None else result.n_units)]
         majority = d.majority_vs_reference
         row += [
             number(

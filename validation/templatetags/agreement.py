@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 
 from validation.reports.base import Cell, Table
-from validation.reports.render import empty_columns, format_cell, table_notes
+from validation.reports.render import empty_columns, format_cell, n_statement, table_notes
 
 register = template.Library()
 
@@ -19,6 +19,11 @@ def cell_text(cell: Cell) -> str:
 @register.filter
 def notes_of(table: Table) -> list[str]:
     return table_notes(table)
+
+
+@register.filter
+def n_statement_of(table: Table) -> str:
+    return n_statement(table)
 
 
 @register.filter

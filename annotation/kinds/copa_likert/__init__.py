@@ -63,6 +63,10 @@ material given; do not look the thread up.
 """
 
 
+#: The user history texts an item carries, at most.
+MAX_HISTORY = 200
+
+
 class CopaLikert(TaskKind):
     name = "copa_likert"
     label = "CoPA six-factor Likert rating"
@@ -97,6 +101,15 @@ class CopaLikert(TaskKind):
             ),
             # The accepted and the top-voted response of one question share a pair id (CoPA pairs them).
             "pair_id": described(TEXT, "the question's pair: the accepted and the top-voted response share it"),
+            "history": {
+                "type": "array",
+                "items": TEXT,
+                "maxItems": MAX_HISTORY,
+                "description": (
+                    f"the user's earlier texts (at most {MAX_HISTORY}): the lexical baselines compare the response "
+                    "with them (CoPA Table 3, after Su et al. 2025)"
+                ),
+            },
             "meta": META,
         },
         required=["profile", "question", "response", "response_source"],
@@ -111,6 +124,8 @@ class CopaLikert(TaskKind):
         "pair_id": "links the accepted and the top-voted response of one question, so a rater could compare "
         "the two and learn which is which",
         "meta": "provenance (source post, its score, the answer's role in the thread): names the condition",
+        "history": "the material the profile was built from, for the lexical baselines: raters judge the response "
+        "against the profile alone (CoPA Table 7), and the history may quote the accepted answer",
     }
     value_schema = object_schema(
         {

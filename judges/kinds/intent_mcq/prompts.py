@@ -67,6 +67,30 @@ class IntentGraspMcq(TemplatePrompt):
         order = request.state
         return {"chosen": sorted({order[LETTERS.index(letter)] for letter in output["answer"]})}
 
+    def partial_value(self, text: str, request: JudgeRequest) -> tuple[dict, int] | None:
+        """The released scorer's reading of an answer with letters beyond the options shown (or
+        other entries that are no letter): the valid letters as a value, the distinct invalid entries
+        counted as wrong choices (``validation.evaluations.mcq_eval.partial_credit_f1``)."""
+        try:
+            output = json.loads(text)
+        except json.JSONDecodeError:
+            return None
+        letters = output.get("answer") if isinstance(output, dict) else None
+        if not isinstance(letters, list):
+            return None
+        order = request.state
+        shown = LETTERS[: len(order)]
+        valid: set[int] = set()
+        invalid: set[str] = set()
+        for letter in letters:
+            if isinstance(letter, str) and len(letter) == 1 and letter in shown:
+                valid.add(order[shown.index(letter)])
+            else:
+                invalid.add(json.dumps(letter, sort_keys=True))
+        if not valid:
+            return None
+        return {"chosen": sorted(valid)}, len(invalid)
+
 
 PROMPTS = [
     IntentGraspMcq("intentgrasp_mcq_da", 1, variant="da"),

@@ -1,5 +1,8 @@
 """run_judge SLUG --backend openai|vllm|baseline [--model M] [--endpoint NAME] [--prompt NAME]
-[--concurrency N] [--seed S] [--wait]
+[--concurrency N] [--seed S | --no-shuffle] [--wait]
+
+``--no-shuffle`` makes a judge without a seed: multiple-choice options keep the item's order (the
+"no shuffle" session of IntentGrasp's Table 8) and the model call carries no sampling seed.
 
 Exit codes are a contract (docs/cli.md): 0 success, 1 bad input, 2 usage error. The run's JSON goes
 to stdout; with --wait, progress goes to stderr while the workers run it.
@@ -37,8 +40,14 @@ class Command(RunCommand):
         )
         parser.add_argument("--prompt", default="", help="NAME or NAME.vN; default: the kind's default prompt")
         parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
-        parser.add_argument(
+        seeds = parser.add_mutually_exclusive_group()
+        seeds.add_argument(
             "--seed", type=int, default=DEFAULT_SEED, help="sampling seed; orders multiple-choice options"
+        )
+        seeds.add_argument(
+            "--no-shuffle",
+            action="store_true",
+            help="no seed: multiple-choice options keep the item's order (IntentGrasp's no-shuffle session)",
         )
         parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
 
@@ -58,7 +67,7 @@ class Command(RunCommand):
                 model=o["model"],
                 endpoint=o["endpoint"],
                 prompt=o["prompt"],
-                seed=o["seed"],
+                seed=None if o["no_shuffle"] else o["seed"],
             )
             run = judge_run_start(judge=judge, project=project, concurrency=o["concurrency"])
         except (JudgeError, ValidationFailed) as exc:

@@ -10,6 +10,7 @@ import pytest
 from annotation.kinds import get_kind
 from annotation.kinds.copa_likert import FACTORS
 from judges.baselines import inclusion, jaccard, label_words, words
+from judges.errors import JudgeOutputInvalid
 from judges.models import Suggestion
 from judges.prompting import all_prompts, get_prompt
 from judges.selectors import suggestion_for_display
@@ -58,6 +59,23 @@ class CopaBaselineTests:
         assert compute("copa_inclusion", payload)["scores"] == {"CT": 2, "SA": 0, "SC": 0, "CLM": 2, "MS": 2, "AMR": 0}
         jac = compute("copa_jaccard", payload)["scores"]
         assert jac["CT"] == 2 and jac["SA"] == 0 and set(jac) == set(FACTORS)
+
+    def test_history_variant_compares_the_response_with_the_user_s_history(self):
+        payload = copy.deepcopy(get_kind("copa_likert").example_payload())
+        payload["response"] = "stepwise fix for the failing build"  # R = {stepwise, fix, failing, build}
+        payload["history"] = ["Why is my build failing?", "I prefer stepwise answers."]
+        # H = {build, failing, prefer, stepwise, answers}: R ∩ H has 3 words, R ∪ H 6.
+        jaccard_prompt, inclusion_prompt = get_prompt("copa_history_jaccard"), get_prompt("copa_history_inclusion")
+        assert jaccard_prompt.raw_overlap(payload) == pytest.approx(3 / 6)
+        assert inclusion_prompt.raw_overlap(payload) == pytest.approx(3 / 4)  # of the response's words
+        assert compute("copa_history_jaccard", payload)["scores"] == dict.fromkeys(FACTORS, 2)
+        # The profile variant keeps its own name and reads the profile texts, not the history.
+        profile_only = get_prompt("copa_jaccard").raw_overlap(payload)
+        assert profile_only == pytest.approx(
+            sum(jaccard(payload["profile"][code], payload["response"]) for code in FACTORS) / 6
+        )
+        with pytest.raises(JudgeOutputInvalid, match="no user history"):
+            inclusion_prompt.raw_overlap({**payload, "history": []})
 
 
 class IpqaBaselineTests:
@@ -113,6 +131,16 @@ class BaselineRunTests:
             assert suggestion.tokens_in is None and suggestion.is_baseline
         shown = suggestion_for_display(item=project.items.first())
         assert shown.run.judge.backend == "baseline"
+
+    def test_an_item_without_history_fails_with_the_reason_never_a_score(self, make_project):
+        project = make_project("copa_likert")
+        with_history, without = add_items(project, 2)
+        with_history.payload = {**with_history.payload, "history": ["an earlier question"]}
+        with_history.save(update_fields=["payload"])
+        run = run_now(make_judge(project, "baseline", prompt="copa_history_jaccard"), project)
+        assert (run.ok_count, run.failed_count) == (1, 1)
+        failed = Suggestion.objects.get(run=run, status="failed")
+        assert failed.item_id == without.pk and failed.value is None and "no user history" in failed.failure_reason
 
     def test_the_same_baseline_configuration_is_one_judge(self):
         assert make_judge("intent_mcq", "baseline", model="ignored") == make_judge("intent_mcq", "baseline")

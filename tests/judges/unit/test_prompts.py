@@ -221,6 +221,17 @@ class McqTests:
             prompt.parse('{"answer": ["E"]}', request)
         assert schema_problems({"answer": []}, request.schema) == ["answer: needs at least 1 entry, got 0"]
 
+    def test_a_partly_valid_answer_is_read_as_the_released_scorer_reads_it(self):
+        prompt = get_prompt("intentgrasp_mcq_da")
+        request = prompt.build(item_id=1, payload=self.payload, external_id="banking-17", seed=7)
+        letter = LETTERS[request.state.index(0)]
+        # The valid letter maps back through the shuffle; "E" (beyond four options) and 3 are wrong choices.
+        assert prompt.partial_value(json.dumps({"answer": [letter, "E", 3, "E"]}), request) == ({"chosen": [0]}, 2)
+        assert prompt.partial_value('{"answer": ["E"]}', request) is None
+        assert prompt.partial_value("not json", request) is None
+        with pytest.raises(NotImplementedError):
+            get_prompt("copa_likert_evaluation").partial_value("{}", request)
+
 
 class RegistryTests:
     def test_prompts_by_name_and_version(self):

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotation.kinds import get_kind
 from judges.backends.baseline import BaselineBackend
 from judges.errors import MODEL_REQUIRED
 from judges.fake_server import Reply, valid_answer
@@ -71,6 +72,18 @@ class RunJudgeTests:
         result, err = run_judge(copa.slug, "--backend", "baseline", "--prompt", "copa_inclusion.v1")
         assert result["prompt"] == "copa_inclusion.v1" and err == ""
 
+    def test_no_shuffle_makes_a_judge_without_a_seed_that_keeps_the_option_order(self, make_project, llm_server):
+        mcq = make_project("intent_mcq", slug="mcq")
+        add_items(mcq, 2)
+        options = get_kind("intent_mcq").example_payload()["options"]
+        result, _ = run_judge(mcq.slug, "--backend", "openai", "--model", "m", "--no-shuffle", "--wait")
+        assert (result["seed"], result["ok"]) == (None, 2) and Judge.objects.get().seed is None
+        for request in llm_server.requests:
+            shown = "\n".join(f"{letter}. {text}" for letter, text in zip("ABCD", options, strict=False))
+            assert shown in request.text and "seed" not in request.body
+        seeded, _ = run_judge(mcq.slug, "--backend", "openai", "--model", "m", "--seed", "7")
+        assert seeded["seed"] == 7 and seeded["judge"] != result["judge"]
+
     def test_bad_input_exits_1(self, copa):
         with pytest.raises(CommandError) as caught:
             run_judge("no-such-project", "--backend", "baseline")
@@ -117,3 +130,4 @@ class UsageTests:
         assert MODEL_REQUIRED.format(backend="openai") in capsys.readouterr().err
         assert exit_code("some-project", "--backend", "baseline", "--concurrency", "0") == 2
         assert exit_code("some-project", "--backend", "baseline", "--concurrency", "40000") == 2
+        assert exit_code("some-project", "--backend", "baseline", "--seed", "7", "--no-shuffle") == 2

@@ -1,11 +1,11 @@
-"""Fixtures of the evaluation tests: a CoPA project with pairs and runs."""
+"""Fixtures of the evaluation tests: a CoPA project with pairs and runs, an IntentGrasp project with runs."""
 
 from __future__ import annotations
 
 import pytest
 
 from annotation.models import Item
-from tests.validation.conftest import copa_value, suggest
+from tests.validation.conftest import annotate, copa_value, suggest
 
 PROFILE = dict.fromkeys(("CT", "SA", "SC", "CLM", "MS", "AMR"), "apple banana")
 
@@ -51,3 +51,37 @@ def copa(make_project, judge_run):
         suggest(baseline, accepted, copa_value(0))
         suggest(baseline, top, copa_value(0))
     return project, items, llm, baseline
+
+
+MCQ_OPTIONS = ["To a.", "To b.", "To c.", "To d."]
+
+
+def mcq_item(project, external_id, answers, dataset, domain, form):
+    payload = {
+        "context": f"text {external_id}",
+        "context_type": form,
+        "question": "Why?",
+        "options": MCQ_OPTIONS,
+        "answers": answers,
+        "meta": {"dataset": dataset, "domain": domain},
+    }
+    return Item.objects.create(project=project, external_id=external_id, payload=payload)
+
+
+@pytest.fixture
+def mcq(make_project, judge_run):
+    project = make_project("intent_mcq", slug="mcq")
+    i1 = mcq_item(project, "i1", [0], "SNIPS", "daily life", "query")
+    i2 = mcq_item(project, "i2", [0, 1], "SNIPS", "daily life", "query")
+    i3 = mcq_item(project, "i3", [2], "SciCite", "writing", "monologue")
+    plain = judge_run(project, seed=None)  # no shuffle
+    suggest(plain, i1, {"chosen": [0]})  # F1 1
+    suggest(plain, i2, {"chosen": [0]})  # F1 2/3
+    suggest(plain, i3, None, failure="no answer")
+    shuffled = judge_run(project, seed=7)
+    suggest(shuffled, i1, {"chosen": [1]})  # F1 0
+    suggest(shuffled, i2, {"chosen": [0, 1]})  # F1 1
+    suggest(shuffled, i3, {"chosen": [2]})  # F1 1
+    annotate(project, i1, "ann", {"chosen": [0]})  # people: 1 and 0.5
+    annotate(project, i2, "ann", {"chosen": [1, 2]})
+    return project, plain, shuffled

@@ -7,12 +7,14 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Item
 from tests.validation.conftest import annotate, copa_value, suggest
+from tests.validation.evaluations.conftest import mcq_item
 from validation.evaluations.copa import NOT_NORMALISED
 from validation.models import ReportSnapshot
 
@@ -57,6 +59,9 @@ class CopaEvalCommandTests:
             "tie_rate",
             "margin",
             "ablation",
+            "by_category",
+            "by_source",
+            "factor_correlations",
         }
         assert (factor["run"], factor["n_pairs"], factor["excluded_pairs"]) == (llm.pk, 2, 1)
         assert set(factor["accuracy"]) == STAT_KEYS
@@ -98,7 +103,7 @@ class CopaEvalCommandTests:
         assert "| Evaluator | Pairs | Excluded | Acc ↑ | Tie ↓ | Margin ↑ |" in markdown
         assert "1 pair ids lack an accepted or a top-voted answer" in markdown
         csv_text = run_command("copa_eval", "copa", "--run", str(llm.pk), "--format", "csv", "--bootstrap", "0")
-        assert csv_text.splitlines()[0] == "table,row,column,value,ci_low,ci_high,note"
+        assert csv_text.splitlines()[0] == "table,row,column,value,ci_low,ci_high,note,n"
         assert "copa_table4_1,w/o CT" in csv_text
 
     def test_freeze_then_check_matches_until_the_data_change(self, copa):
@@ -143,40 +148,6 @@ def assert_well_formed_booktabs(latex: str) -> None:
     for line in text_lines:
         plain = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", "", line).replace(" & ", " ")
         assert not re.search(r"(?<!\\)[%#_&$^~]", plain), line
-
-
-MCQ_OPTIONS = ["To a.", "To b.", "To c.", "To d."]
-
-
-def mcq_item(project, external_id, answers, dataset, domain, form):
-    payload = {
-        "context": f"text {external_id}",
-        "context_type": form,
-        "question": "Why?",
-        "options": MCQ_OPTIONS,
-        "answers": answers,
-        "meta": {"dataset": dataset, "domain": domain},
-    }
-    return Item.objects.create(project=project, external_id=external_id, payload=payload)
-
-
-@pytest.fixture
-def mcq(make_project, judge_run):
-    project = make_project("intent_mcq", slug="mcq")
-    i1 = mcq_item(project, "i1", [0], "SNIPS", "daily life", "query")
-    i2 = mcq_item(project, "i2", [0, 1], "SNIPS", "daily life", "query")
-    i3 = mcq_item(project, "i3", [2], "SciCite", "writing", "monologue")
-    plain = judge_run(project, seed=None)  # no shuffle
-    suggest(plain, i1, {"chosen": [0]})  # F1 1
-    suggest(plain, i2, {"chosen": [0]})  # F1 2/3
-    suggest(plain, i3, None, failure="no answer")
-    shuffled = judge_run(project, seed=7)
-    suggest(shuffled, i1, {"chosen": [1]})  # F1 0
-    suggest(shuffled, i2, {"chosen": [0, 1]})  # F1 1
-    suggest(shuffled, i3, {"chosen": [2]})  # F1 1
-    annotate(project, i1, "ann", {"chosen": [0]})  # people: 1 and 0.5
-    annotate(project, i2, "ann", {"chosen": [1, 2]})
-    return project, plain, shuffled
 
 
 class McqEvalCommandTests:
@@ -229,6 +200,66 @@ class McqEvalCommandTests:
         assert check["numbers_match"] and check["inputs_match"]
 
 
+class McqEvalStatisticsCommandTests:
+    def test_std_choice_is_in_the_json_and_the_tables(self, mcq):
+        _, plain, shuffled = mcq
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk))
+        values = [(1 + 2 / 3) / 3, 2 / 3]  # failures scored 0, by hand (see above)
+        for std, ddof in (("sample", 1), ("population", 0)):
+            data = json.loads(run_command("mcq_eval", "mcq", *runs, "--std", std))
+            assert data["std"] == {"name": std, "ddof": ddof}
+            zero = data["over_runs"]["failures_scored_zero"]
+            expected = float(np.std(values, ddof=ddof))
+            mean = sum(values) / 2
+            assert (zero["std"], zero["ddof"], zero["two_sigma"]) == (
+                pytest.approx(expected),
+                ddof,
+                pytest.approx(2 * expected),
+            )
+            assert zero["error_bar"] == [pytest.approx(mean - 2 * expected), pytest.approx(mean + 2 * expected)]
+            markdown = run_command("mcq_eval", "mcq", *runs, "--std", std, "--format", "md")
+            assert f"{std} std (ddof {ddof})".capitalize() + " over runs" in markdown
+            assert "2-sigma error bar (±)" in markdown
+        with pytest.raises(CommandError):
+            run_command("mcq_eval", "mcq", *runs, "--std", "both")
+
+    def test_error_bar_table_and_plot(self, mcq, tmp_path):
+        _, plain, shuffled = mcq
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk))
+        plot = tmp_path / "bars.svg"
+        csv_text = run_command("mcq_eval", "mcq", *runs, "--std", "population", "--format", "csv", "--plot", str(plot))
+        assert plot.read_text().startswith("<?xml") and "<svg" in plot.read_text()
+        # Daily life (i1, i2): scored 0 is 5/6 in the plain run, 1/2 in the shuffled one; std 1/6, 2σ 1/3.
+        rows = {tuple(line.split(",")[:3]): line.split(",")[3] for line in csv_text.splitlines()[1:]}
+        assert float(rows[("mcq_error_bars", "daily life", "F1 scored 0")]) == pytest.approx(2 / 3)
+        assert float(rows[("mcq_error_bars", "daily life", "2σ")]) == pytest.approx(1 / 3)
+        assert float(rows[("mcq_error_bars", "daily life", "Low")]) == pytest.approx(1 / 3)
+
+    def test_partial_answers_get_the_released_scorer_s_credit_in_the_scored_zero_column_only(
+        self, make_project, judge_run
+    ):
+        project = make_project("intent_mcq", slug="partial")
+        i1 = mcq_item(project, "i1", [2], "SNIPS", "daily life", "query")
+        i2 = mcq_item(project, "i2", [0], "SNIPS", "daily life", "query")
+        plain = judge_run(project, seed=None)
+        mixed = suggest(plain, i1, None, failure="answer[1]: must be one of A, B, C, D")
+        mixed.raw_output = json.dumps({"answer": ["C", "K"]})  # C is option 2 (no shuffle), K is no option
+        mixed.save(update_fields=["raw_output"])
+        suggest(plain, i2, None, failure="not json")
+        (run,) = json.loads(run_command("mcq_eval", "partial", "--run", str(plain.pk)))["runs"]
+        assert (run["parse_failures"], run["partial_credit"], run["n_answered"]) == (2, 1, 0)
+        assert run["f1"]["failures_left_out"] is None  # still failures there
+        # 2|{2}∩{2}| / (|{2}| + 1 invalid + |{2}|) = 2/3 for i1, 0 for i2.
+        assert run["f1"]["failures_scored_zero"] == pytest.approx((2 / 3) / 2)
+
+    def test_a_random_guess_run_is_labelled_a_baseline_not_a_shuffle(self, mcq, judge_run):
+        project, plain, _ = mcq
+        guess = judge_run(project, backend="baseline", seed=42)
+        runs = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(guess.pk)))["runs"]
+        assert runs[1]["label"].startswith("baseline, seed 42: ") and "shuffle" not in runs[1]["label"]
+        assert (runs[1]["shuffled"], runs[1]["baseline"], runs[0]["baseline"]) == (False, True, False)
+
+
 class BuildMcqTests:
     def test_a_text_with_several_gold_intents_keeps_every_correct_option(self):
         from validation.mcq import LabelStatement, mcq_instances
@@ -255,6 +286,78 @@ class BuildMcqTests:
         first = [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert len(first) == 6 and first == [r["external_id"] for r in mcq_instances(labels, seed=1, max_per_dataset=6)]
         assert first != [r["external_id"] for r in mcq_instances(labels, seed=2, max_per_dataset=6)]
+
+
+class McqModelsTests:
+    def test_runs_group_by_model_and_avg_over_models_is_the_mean_of_their_means(self, mcq, judge_run):
+        project, plain, shuffled = mcq
+        guess = judge_run(project, backend="baseline", seed=42)
+        items = {item.external_id: item for item in project.items.all()}
+        for external_id, chosen in (("i1", [0]), ("i2", [2]), ("i3", [2])):  # F1 1, 0, 1
+            suggest(guess, items[external_id], {"chosen": chosen})
+        runs = ("--run", str(plain.pk), "--run", str(shuffled.pk), "--run", str(guess.pk))
+        data = json.loads(run_command("mcq_eval", "mcq", *runs, "--std", "population"))
+        llm, baseline = data["models"]
+        assert (llm["runs"], baseline["runs"]) == ([plain.pk, shuffled.pk], [guess.pk])
+        llm_mean = ((1 + 2 / 3) / 3 + 2 / 3) / 2  # failures scored 0, the two option orders
+        assert llm["over_runs"]["failures_scored_zero"]["mean"] == pytest.approx(llm_mean)
+        assert baseline["over_runs"]["failures_scored_zero"]["std"] is None  # one run
+        average = data["avg_over_models"]
+        assert average["n_models"] == 2
+        assert average["over_runs"]["failures_scored_zero"] == pytest.approx((llm_mean + 2 / 3) / 2)
+        # Writing (i3 alone): the LLM scores 0 then 1 (mean 1/2), the baseline 1.
+        writing = average["breakdowns"]["domain"]["writing"]["failures_scored_zero"]
+        assert llm["breakdowns"]["domain"]["writing"]["failures_scored_zero"] == pytest.approx(0.5)
+        assert writing == pytest.approx((0.5 + 1) / 2)
+        markdown = run_command("mcq_eval", "mcq", *runs, "--format", "md")
+        assert "| **Avg. over Models** |" in markdown and "(IntentGrasp Table 10)" in markdown
+
+
+class BuildMcqSetsTests:
+    def test_max_per_dataset_keeps_n_valid_instances_where_n_exist(self):
+        from validation.mcq import BuildCounts, LabelStatement, mcq_instances
+
+        # Twelve labels of dataset D, each with a text of its own, and one text ("all") that exemplifies
+        # every label: twelve correct statements cannot fit ten options, so it is no instance. Asking for
+        # twelve keeps the twelve valid ones, whatever the seed.
+        labels = [LabelStatement(f"l{i}", "D", f"x{i}", f"To {i}.", (f"t{i}", "all")) for i in range(12)]
+        for seed in range(20):
+            counts = BuildCounts()
+            records = list(mcq_instances(labels, seed=seed, max_per_dataset=12, counts=counts))
+            assert len(records) == 12 and "all" not in {r["context"] for r in records}
+            assert (counts.too_many_answers, counts.downsampled) == (1, 0)
+        assert len(list(mcq_instances(labels, seed=1, max_per_dataset=3))) == 3
+
+    def test_source_facts_travel_from_the_label_meta_to_the_breakdowns(self, make_project, judge_run):
+        from validation.mcq import LabelStatement, mcq_instances, source_facts
+
+        facts = source_facts({"synthetic": True, "sensitive": False, "year": 2019})
+        assert facts == (("annotation", "synthetic"), ("sensitive", "no"), ("year", "2019"))
+        assert source_facts({"synthetic": "yes", "year": True}) == ()
+        labels = [
+            LabelStatement("a", "S", "x", "To x.", ("t1",), source_facts=facts),
+            LabelStatement("b", "S", "y", "To y.", ("t2",), source_facts=facts),
+            LabelStatement("c", "H", "x", "To hx.", ("h1",), source_facts=source_facts({"synthetic": False})),
+            LabelStatement("d", "H", "y", "To hy.", ("h2",), source_facts=source_facts({"synthetic": False})),
+        ]
+        project = make_project("intent_mcq", slug="facts")
+        records = list(mcq_instances(labels, seed=3))
+        items = [
+            Item.objects.create(project=project, external_id=r["external_id"], payload={k: r[k] for k in PAYLOAD})
+            for r in records
+        ]
+        run = judge_run(project, seed=None)
+        for item in items:  # right on the synthetic dataset S, wrong on the human-annotated H
+            key = item.payload["answers"]
+            suggest(run, item, {"chosen": key if item.payload["meta"]["dataset"] == "S" else [1 - key[0]]})
+        data = json.loads(run_command("mcq_eval", "facts", "--run", str(run.pk)))
+        by_style = {g["group"]: g["runs"][0]["failures_left_out"] for g in data["breakdowns"]["annotation"]}
+        assert by_style == {"human": 0.0, "synthetic": 1.0}
+        assert {g["group"] for g in data["breakdowns"]["sensitive"]} == {"no", "(none)"}
+        assert {g["group"]: g["n_instances"] for g in data["breakdowns"]["year"]} == {"2019": 2, "(none)": 2}
+
+
+PAYLOAD = ("context", "context_type", "question", "options", "answers", "meta")
 
 
 def assert_pdflatex_compiles(latex: str, folder: Path) -> None:

@@ -181,7 +181,17 @@ class IpqaEvalCommandTests:
         result = json.loads(
             run_command("ipqa_eval", "ipqa", "--predictions", predictions, "--run", str(run.pk), "--bootstrap", "100")
         )
-        assert set(result) == {"project", "match_project", "run", "bootstrap", "counts", "macro", "items", "left_out"}
+        assert set(result) == {
+            "project",
+            "match_project",
+            "run",
+            "bootstrap",
+            "counts",
+            "macro",
+            "by_complexity",
+            "items",
+            "left_out",
+        }
         assert (result["project"], result["match_project"]) == ("ipqa", "match")
         assert set(result["run"]) == {"run", "label", "prompt", "is_baseline"}
         assert result["run"]["prompt"] == "ipqa_eval_intent_matching.v1" and result["run"]["is_baseline"] is False
@@ -195,7 +205,18 @@ class IpqaEvalCommandTests:
             "pair_unjudged": 1,
         }
         q1, q2 = result["items"]
-        assert set(q1) == {"external_id", "n_predicted", "n_gold", "matched", "matching", "precision", "recall", "f1"}
+        assert set(q1) == {
+            "external_id",
+            "n_predicted",
+            "n_gold",
+            "n_expressed",
+            "matched",
+            "matching",
+            "precision",
+            "recall",
+            "f1",
+        }
+        assert (q1["n_expressed"], q1["n_gold"], q2["n_expressed"], q2["n_gold"]) == (3, 2, 1, 1)
         # q1: a1 matches A and B, a2 matches A: the maximum matching is a1-B, a2-A (2 of 3 predictions).
         assert (q1["external_id"], q1["matched"], q1["matching"]) == ("q1", 2, [[0, 1], [1, 0]])
         assert (q1["precision"], q1["recall"], q1["f1"]) == (pytest.approx(2 / 3), 1.0, pytest.approx(0.8))
@@ -207,6 +228,13 @@ class IpqaEvalCommandTests:
         assert macro["f1"]["statistic"] == pytest.approx(0.4)
         low, high = macro["f1"]["confidence_interval"]
         assert 0 <= low <= 0.4 <= high <= 0.8
+        # By question complexity: q2 (1 expressed, 1 core) scores 0, q1 (3 expressed, 2 core) F1 0.8.
+        by = result["by_complexity"]
+        assert [(g["n"], g["n_items"], g["f1"]["statistic"]) for g in by["expressed_intents"]] == [
+            (1, 1, 0.0),
+            (3, 1, pytest.approx(0.8)),
+        ]
+        assert [(g["n"], g["recall"]["statistic"]) for g in by["core_intents"]] == [(1, 0.0), (2, 1.0)]
         assert {e["external_id"]: e["reason"] for e in result["left_out"]} == {
             "q3": "the gold has no core intent",
             "q4": "no gold yet",

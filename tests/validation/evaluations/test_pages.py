@@ -9,8 +9,11 @@ from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
+from tests.validation.conftest import suggest
 from tests.validation.evaluations.test_commands import assert_pdflatex_compiles, assert_well_formed_booktabs
+from validation.evaluations.base import render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
+from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
 from validation.models import ReportSnapshot
 
@@ -77,3 +80,28 @@ def test_latex_tables_compile_with_booktabs(copa, tmp_path):
     snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation)
     assert_well_formed_booktabs(snapshot.latex)
     assert_pdflatex_compiles(snapshot.latex, tmp_path)
+
+
+def test_the_mcq_page_shows_the_error_bar_plot_and_takes_the_std(mcq, make_user, client):
+    project, plain, shuffled = mcq
+    client.force_login(member(project, make_user, "r", Role.RESEARCHER))
+    url = reverse("evaluation", args=[project.slug, "mcq"])
+    page = client.get(url, {"run": [plain.pk, shuffled.pk], "std": "population"}).content.decode()
+    assert 'src="data:image/svg+xml;base64,' in page and "2-sigma error bars" in page
+    assert "Population std (ddof 0) over runs" in page
+    assert client.get(url, {"run": [plain.pk], "std": "both"}).status_code == 400
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_mcq_latex_tables_compile_with_booktabs(mcq, judge_run, tmp_path):
+    project, plain, shuffled = mcq
+    guess = judge_run(project, backend="baseline", seed=42)  # a second model: the per-model tables too
+    for item in project.items.all():
+        suggest(guess, item, {"chosen": [0]})
+    evaluation = mcq_evaluation(
+        project=project, parameters=McqEvalParameters(runs=(plain.pk, shuffled.pk, guess.pk), std="population")
+    )
+    assert {"mcq_models", "mcq_models_by_domain", "mcq_error_bars"} <= {t.key for t in evaluation.tables}
+    latex = render_evaluation(evaluation, "latex")
+    assert_well_formed_booktabs(latex)
+    assert_pdflatex_compiles(latex, tmp_path)

@@ -371,6 +371,7 @@ class DimensionAgreementTests:
             "spearman",
             "kendall",
             "majority_vs_reference",
+            "n",
             "ci",
             "bootstrap",
             "notes",

@@ -68,6 +68,7 @@ class AgreementCommandTests:
             "cohen_kappa",
             "fleiss_kappa",
             "krippendorff_alpha",
+            "n",
             "notes",
         ]
         assert (ct["level"], ct["n_units"], ct["n_raters"], ct["n_ratings"]) == ("ordinal", 15, 2, 30)
@@ -112,6 +113,28 @@ class AgreementCommandTests:
         payload = json.loads(out)
         assert {"inputs_sha256", "parameters", "library_versions", "dimensions", "overall", "tables"} <= set(payload)
         assert payload["tables"]["copa_table7"]["columns"][2] == "Human-LLM (ρ)"
+
+    def test_a_kappa_on_the_units_both_rated_says_that_n_in_every_format(self, copa, capsys):
+        project, _ = copa
+        # Two more responses only "ann" rated: 17 units rated, 15 of them by both people.
+        for item in add_items(project, ["solo1", "solo2"]).values():
+            annotate(project, item, "ann", copa_value(1, 1, 1, 1, 1, 1))
+        ct = json.loads(run(capsys, project.slug)[1])["dimensions"]["CT"]
+        assert ct["n_units"] == 17
+        assert ct["n"]["cohen_kappa.linear"] == 15 and ct["n"]["krippendorff_alpha"] == 15
+        markdown = run(capsys, project.slug, "--format", "md")[1]
+        assert "- CT: " in markdown and "n = 15" in markdown
+        latex = run(capsys, project.slug, "--format", "latex")[1]
+        assert "% Units each value is computed on: CT: " in latex and "n = 15" in latex
+        csv_lines = run(capsys, project.slug, "--format", "csv")[1].splitlines()
+        rows = {line.split(",")[0]: line.split(",") for line in csv_lines}
+        header = rows["dimension"]
+        assert rows["CT"][header.index("cohen_kappa_linear_n")] == "15"
+        assert rows["CT"][header.index("n_units")] == "17"
+        # The paper table (CoPA Table 7) says the kappa's n too, not only the responses rated.
+        report = run(capsys, project.slug, "--report", "--format", "md")[1]
+        assert "17 responses rated by at least one annotator." in report
+        assert "Each value is computed on n = 15 units." in report
 
     def test_freeze_then_check(self, copa, capsys):
         project, _ = copa

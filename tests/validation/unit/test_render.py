@@ -7,7 +7,7 @@ import io
 
 from validation.agreement import AgreementResult, ConfidenceInterval
 from validation.reports.base import Cell, Row, Table
-from validation.reports.render import format_cell, render_csv, render_latex, render_markdown
+from validation.reports.render import format_cell, n_statement, render_csv, render_latex, render_markdown
 
 
 def table() -> Table:
@@ -51,7 +51,10 @@ class RenderTests:
         text = render_latex([table()], header="Inputs SHA-256: abc")
         for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrr}", r"\label{tab:concord-t7}"):
             assert piece in text
-        assert r"\caption{Human-Human ($\kappa_w$ (linear)) \& $\rho$, 95\% intervals}" in text
+        assert (
+            r"\caption{Human-Human ($\kappa_w$ (linear)) \& $\rho$, 95\% intervals "
+            r"Each value is computed on n = 50 units.}" in text
+        )
         assert r"SA\_x & -- & $-$0.050 \\" in text
         # The summary row is set off by a rule.
         assert "\\midrule\nOverall & 0.643 [0.500, 0.750] & 50 \\\\" in text
@@ -69,6 +72,7 @@ class RenderTests:
             "ci_low": "0.5",
             "ci_high": "0.75",
             "note": "",
+            "n": "50",
         }
         assert rows[2]["value"] == "" and rows[2]["note"] == "all ratings fall in one category"
         assert len(rows) == 6
@@ -76,3 +80,32 @@ class RenderTests:
     def test_tables_round_trip_through_json(self):
         original = table()
         assert Table.from_json_dict("t7", original.to_json_dict()) == original
+
+
+class UnitCountTests:
+    """A coefficient's n is the units it used (a kappa's units both raters rated), in every format."""
+
+    def kappa_table(self) -> Table:
+        # 33 units were rated; kappa used the 31 both raters rated, percent agreement all 33.
+        kappa = AgreementResult(statistic=0.52, n_units=31, method="Cohen")
+        share = AgreementResult(statistic=0.8, n_units=33, method="share")
+        rows = (Row("Expressed", (Cell.of(kappa), Cell.of(share, format="percent"), Cell.count(33))),)
+        return Table(
+            key="v",
+            title="Validation",
+            caption="33 units rated.",
+            columns=("Label", "Cohen's κ", "Share yes", "Units"),
+            latex_columns=("Label", r"$\kappa$", r"\% yes", "Units"),
+            rows=rows,
+        )
+
+    def test_each_value_says_its_own_n(self):
+        table = self.kappa_table()
+        statement = "Units each value is computed on (n): Expressed: Cohen's κ 31, Share yes 33."
+        assert n_statement(table) == statement
+        assert statement in render_markdown([table])
+        assert r"Expressed: Cohen's $\kappa$ 31, Share yes 33.}" in render_latex([table])
+        rows = list(csv.DictReader(io.StringIO(render_csv([table]))))
+        assert [(r["column"], r["n"]) for r in rows] == [("Cohen's κ", "31"), ("Share yes", "33"), ("Units", "")]
+        assert table.to_json_dict()["rows"][0]["cells"][0]["n"] == 31
+        assert Table.from_json_dict("v", table.to_json_dict()) == table

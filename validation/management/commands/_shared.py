@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -80,6 +81,16 @@ def freeze_evaluation(command: BaseCommand, project: Project, evaluation: Any, t
     """``--freeze`` of a paper evaluation."""
     snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, title=title)
     command.stdout.write(frozen_json(project, snapshot))
+
+
+def write_figure(path: Path, figure: Any) -> None:
+    """A figure as SVG at ``path`` (the researcher's own file, as ``-o`` elsewhere)."""
+    from validation.plots import svg  # matplotlib loads only when a figure is asked for
+
+    try:
+        path.write_text(svg(figure), encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc}", returncode=BAD_INPUT) from None
 
 
 def write_evaluation(command: BaseCommand, project: Project, evaluation: Any, options: dict) -> None:

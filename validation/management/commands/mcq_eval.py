@@ -1,7 +1,9 @@
 """``mcq_eval SLUG --run ID [--run ID ...]``: IntentGrasp model evaluation (paper 002, §4, App. A-B).
 
 Per run the F1 (per-instance F1 averaged) with parse failures left out and scored 0, the mean and
-sample standard deviation over runs, the random-guess baseline, breakdowns by dataset, domain, text
+standard deviation over runs (``--std sample``, ddof 1, as Table 8's All Set block; ``--std
+population``, ddof 0, as Table 8's Gem Set block, Tables 9 and 2) with 2-sigma error bars (a table,
+and with ``--plot FILE.svg`` the figure), the random-guess baseline, breakdowns by dataset, domain, text
 form and label type, and the human baseline measured and estimated (``--human-scores FILE``, the
 paper's Table 6 by default). ``--freeze`` / ``--check ID`` as for ``copa_eval``. Exit codes: 0
 success, 1 bad input, 2 usage error.
@@ -18,8 +20,14 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind
 from validation.evaluations.human_scores import MAX_BYTES, TableError, parse_human_scores
+from validation.evaluations.mcq_eval import STD_DDOF
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
-from validation.management.commands._shared import add_snapshot_arguments, check_evaluation_snapshot, write_evaluation
+from validation.management.commands._shared import (
+    add_snapshot_arguments,
+    check_evaluation_snapshot,
+    write_evaluation,
+    write_figure,
+)
 
 
 class Command(BaseCommand):
@@ -35,6 +43,13 @@ class Command(BaseCommand):
             metavar="FILE",
             help="CSV of dataset,score: reported human scores per source dataset (default: IntentGrasp Table 6)",
         )
+        parser.add_argument(
+            "--std",
+            choices=tuple(STD_DDOF),
+            default="sample",
+            help="std over runs: sample (ddof 1, Table 8 All Set) or population (ddof 0, Table 8 Gem Set, Tables 9, 2)",
+        )
+        parser.add_argument("--plot", metavar="FILE.svg", help="also write the 2-sigma error-bar figure as SVG")
         parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
@@ -56,9 +71,11 @@ class Command(BaseCommand):
                 table = parse_human_scores(text, source=path.name)
             except TableError as exc:
                 raise CommandError(f"{path}: " + "; ".join(str(e) for e in exc.errors), returncode=BAD_INPUT) from None
-        parameters = McqEvalParameters(runs=tuple(options["run"]), human_scores=table)
+        parameters = McqEvalParameters(runs=tuple(options["run"]), human_scores=table, std=options["std"])
         try:
             evaluation = mcq_evaluation(project=project, parameters=parameters)
         except (UnknownJudgeRun, WrongKind, ValueError) as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
+        if options["plot"]:
+            write_figure(Path(options["plot"]), evaluation.figures[0])
         write_evaluation(self, project, evaluation, options)
