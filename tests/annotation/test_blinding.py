@@ -301,7 +301,7 @@ class RevealTests:
         with pytest.raises(ValidationError) as refused:
             project_update(project=project, revealed_fields=["bogus"])
         assert refused.value.message_dict["revealed_fields"] == [
-            REVEAL_UNKNOWN.format(fields="bogus", allowed="response_source, pair_id, meta")
+            REVEAL_UNKNOWN.format(fields="bogus", allowed=", ".join(project.task_kind.hidden_fields))
         ]
 
     def test_a_revealed_field_reaches_the_rater_and_nothing_else_does(self, copa):
