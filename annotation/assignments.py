@@ -20,7 +20,16 @@ from django.utils import timezone
 
 from annotation import sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
-from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, SuggestionExposure
+from annotation.models import (
+    REOPENED,
+    Annotation,
+    AnnotatorState,
+    Assignment,
+    Item,
+    Membership,
+    Project,
+    SuggestionExposure,
+)
 from annotation.services import PROJECT_ARCHIVED, ProjectArchived, annotation_submit
 
 CLAIM_ATTEMPTS = 8
@@ -210,7 +219,7 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
         locked.status, locked.skip_reason, locked.completed_at = Assignment.Status.SKIPPED, reason[:500], timezone.now()
         locked.save(update_fields=["status", "skip_reason", "completed_at"])
         if locked.item.gold_value is None:
-            Item.objects.filter(pk=locked.item_id).update(assigned_count=F("assigned_count") - 1, is_open=True)
+            Item.objects.filter(pk=locked.item_id).update(assigned_count=F("assigned_count") - 1, is_open=REOPENED)
     return locked
 
 
