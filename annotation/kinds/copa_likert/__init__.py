@@ -39,6 +39,8 @@ SCALE: dict[int, str] = {
 }
 SCORE = {"type": "integer", "enum": sorted(SCALE)}
 SCALE_NAMES = ("Mismatch", "Partial", "Full")
+#: CoPA's overall score of a response, S = sum of the six factor scores / 12 (0 to 1), estimated beside them.
+OVERALL, OVERALL_TITLE, OVERALL_DIVISOR = "S", "Overall S = sum of scores / 12", 12
 SCALE_TEXT = "; ".join(f"{score} = {text}" for score, text in SCALE.items())
 
 
@@ -116,6 +118,15 @@ class CopaLikert(TaskKind):
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         for code in FACTORS:
             yield "", code, value["scores"][code]
+
+    def estimate_dimensions(self) -> tuple[tuple[str, str], ...]:
+        return (*super().estimate_dimensions(), (OVERALL, OVERALL_TITLE))
+
+    def estimate_numbers(self, value: dict, payload: dict | None) -> dict[str, float]:
+        # Six scores in every value (100k-item projects): read them directly, then S = sum / 12.
+        numbers = {code: float(value["scores"][code]) for code in FACTORS}
+        numbers[OVERALL] = sum(numbers.values()) / OVERALL_DIVISOR
+        return numbers
 
     def ratings_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, DimensionColumn]:
         # Six scores in every value: one pass per factor instead of a generator per value (100k-item projects).
