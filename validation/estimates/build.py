@@ -45,6 +45,7 @@ __all__ = [
     "EstimateParameters",
     "estimate_inputs",
     "estimate_result",
+    "inverse_probability_weights",
     "project_estimates",
 ]
 
@@ -252,7 +253,7 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     )
 
 
-def _weights(probability: npt.NDArray[np.float64] | None, mask: np.ndarray, *, labelled: bool):
+def inverse_probability_weights(probability: npt.NDArray[np.float64] | None, mask: np.ndarray, *, labelled: bool):
     """Inverse-probability weights of the labelled (1/pi) or unlabelled (1/(1 - pi)) items."""
     if probability is None:
         return None
@@ -290,8 +291,8 @@ def _one(inputs: EstimateInputs, name: str, members: np.ndarray, alpha: float) -
     has_model = members & ~np.isnan(model)
     labelled = has_model & ~np.isnan(human)
     unlabelled = has_model & np.isnan(human)
-    w = _weights(inputs.probability, labelled, labelled=True)
-    w_unlabelled = _weights(inputs.probability, unlabelled, labelled=False)
+    w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
+    w_unlabelled = inverse_probability_weights(inputs.probability, unlabelled, labelled=False)
     people = inference.people_only_mean(human[labelled], alpha=alpha, w=w)
     powered = inference.prediction_powered_mean(
         human[labelled], model[labelled], model[unlabelled], alpha=alpha, w=w, w_unlabeled=w_unlabelled
@@ -309,8 +310,8 @@ def _difference(inputs: EstimateInputs, name: str, a: str, b: str, alpha: float)
     has_model = (in_a | in_b) & ~np.isnan(model)
     labelled = has_model & ~np.isnan(human)
     unlabelled = has_model & np.isnan(human)
-    w = _weights(inputs.probability, labelled, labelled=True)
-    w_unlabelled = _weights(inputs.probability, unlabelled, labelled=False)
+    w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
+    w_unlabelled = inverse_probability_weights(inputs.probability, unlabelled, labelled=False)
     model_a, model_b = model[has_model & in_a], model[has_model & in_b]
     model_only = float(model_a.mean() - model_b.mean()) if len(model_a) and len(model_b) else None
     lab_a = in_a[labelled]

@@ -16,10 +16,10 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Project
+from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, current_versions, render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
-from validation.estimates.build import EstimateParameters, project_estimates
 from validation.models import ReportSnapshot, SnapshotCheck
 from validation.services import snapshot_check_against, snapshot_store
 

@@ -171,3 +171,34 @@ class EstimateCommandTests:
         assert code == 1 and "does not exist" in err
         code, out, err = run(capsys, project.slug, "--run", str(run_.pk), "--alpha", "0.9")
         assert code == 1 and "alpha" in err
+
+
+class PlanSampleCommandTests:
+    def plan(self, capsys, *argv):
+        try:
+            execute_from_command_line(["manage.py", "plan_sample", *argv])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    def test_the_plan_from_the_sample_needs_fewer_labels_with_the_model(self, copa, capsys):
+        project, run_, items, truths, rng = copa
+        draw = validation_sample_draw(project=project, n=40, seed=3)
+        label(project, items, truths, rng, set(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True)))
+        code, out, err = self.plan(capsys, project.slug, "--run", str(run_.pk), "--half-width", "0.1")
+        assert code == 0, err
+        payload = json.loads(out)
+        assert list(payload) == ["half_width", "alpha", "people_only_n", "prediction_powered_n", "basis"]
+        assert payload["basis"].startswith("sample of 40")
+        assert payload["prediction_powered_n"] <= payload["people_only_n"]
+
+    def test_without_labels_stated_values_are_needed(self, copa, capsys):
+        project, run_, *_ = copa
+        code, out, err = self.plan(capsys, project.slug, "--run", str(run_.pk), "--half-width", "0.05")
+        assert code == 1 and "state people's standard deviation" in err
+        argv = (project.slug, "--run", str(run_.pk), "--half-width", "0.02", "--sd", "0.5", "--correlation", "0.8")
+        code, out, err = self.plan(capsys, *argv)
+        payload = json.loads(out)
+        assert payload["people_only_n"] == 2401 and payload["basis"].startswith("stated values")
