@@ -34,6 +34,7 @@ __all__ = [
     "draw_json",
     "item_stratum",
     "project_sample_design",
+    "sample_draws",
     "sample_hold_out_new_items",
     "validation_sample_draw",
 ]
@@ -239,6 +240,15 @@ def sample_hold_out_new_items(*, project: Project) -> int:
         Item.objects.filter(project=project, gold_value__isnull=True, held_out=False)
         .exclude(Exists(sampled))
         .update(held_out=True, is_open=False)
+    )
+
+
+def sample_draws(*, project: Project) -> list[SampleDraw]:
+    """The project's draws, first first (none without a sample)."""
+    return list(
+        SampleDraw.objects.filter(sample__project=project)
+        .select_related("sample__project", "created_by")
+        .order_by("number")
     )
 
 
