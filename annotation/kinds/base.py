@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import fastjsonschema
+import numpy as np
 from django.conf import settings
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
@@ -368,6 +369,15 @@ class TaskKind:
                 total[0] += number
                 total[1] += 1
         return {name: total / count for name, (total, count) in sums.items()}
+
+    def estimate_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, Any]:
+        """``estimate_numbers`` of many values at once: per estimated dimension, a float array with NaN
+        where a value has no number. Kinds may override this with a faster equivalent."""
+        columns = {name: np.full(len(values), np.nan) for name, _title in self.estimate_dimensions()}
+        for row, (value, payload) in enumerate(zip(values, payloads, strict=True)):
+            for name, number in self.estimate_numbers(value, payload).items():
+                columns[name][row] = number
+        return columns
 
     def draft_text(self, value: dict) -> str | None:
         """The free text a value proposes (e.g. an intent statement), for measuring how people

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 from django.db.models import Q
 from django.db.models.fields.json import KT
 
@@ -143,14 +144,6 @@ def _group_text(value: Any) -> str:
     return MISSING_STRATUM if value is None else str(value)
 
 
-def _numbers(kind, values: list[dict], payloads: list[dict | None], names: list[str]) -> dict[str, np.ndarray]:
-    out = {name: np.full(len(values), np.nan) for name in names}
-    for row, (value, payload) in enumerate(zip(values, payloads, strict=True)):
-        for name, number in kind.estimate_numbers(value, payload).items():
-            out[name][row] = number
-    return out
-
-
 def _human_values(project: Project, parameters: EstimateParameters, position: dict[int, int], names: list[str]):
     """Per dimension, the human value of each item: its raters' mean, or its gold."""
     kind = project.task_kind
@@ -206,11 +199,11 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     )
     rows = list(population.iterator(chunk_size=10_000))
     columns = {key: index + 1 for index, key in enumerate(extra)}
-    answered = dict(suggestion_values(run_id=parameters.run))
+    answered = dict(suggestion_values(run_id=parameters.run, as_text=True))
     kept = [row for row in rows if row[0] in answered]
     item_ids = np.fromiter((row[0] for row in kept), dtype=np.int64, count=len(kept))
     position = {int(item_id): at for at, item_id in enumerate(item_ids)}
-    values = [answered[int(item_id)] for item_id in item_ids]
+    values = [orjson.loads(answered[int(item_id)]) for item_id in item_ids]
     payloads: list[dict | None] = [None] * len(values)
     if kind.ratings_need_payload:
         found: dict[int, dict] = {}
@@ -218,7 +211,7 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
         for start in range(0, len(ids), 900):
             found.update(Item.objects.filter(pk__in=ids[start : start + 900]).values_list("pk", "payload"))
         payloads = [found[i] for i in ids]
-    model = _numbers(kind, values, payloads, names)
+    model = kind.estimate_columns(values, payloads)
     human, labelled = _human_values(project, parameters, position, names)
     outside = 0
     probability = None

@@ -153,9 +153,11 @@ def prediction_powered_mean(
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant columns: ppi_py divides 0 by 0 for lambda
-        estimate = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=None, w=w, w_unlabeled=w_unlabeled)
         low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=alpha, lam=None, w=w, w_unlabeled=w_unlabeled)
         lam = ppi_lambda(y, yhat, yhat_unlabeled, w=w, w_unlabeled=w_unlabeled)
+        # With lam=None the point estimate tunes this same lambda again (the same helper on the same
+        # inputs); passing it spares a covariance of every item (tests check both agree).
+        estimate = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=lam, w=w, w_unlabeled=w_unlabeled)
     ci = (float(np.ravel(low)[0]), float(np.ravel(high)[0]))
     if not all(map(math.isfinite, (*ci, float(np.ravel(estimate)[0]), lam))):
         return PredictionPowered(
