@@ -297,9 +297,11 @@ def _one(inputs: EstimateInputs, name: str, members: np.ndarray, alpha: float) -
     }
 
 
-def _difference(inputs: EstimateInputs, name: str, a: str, b: str, alpha: float) -> dict[str, Any]:
+def _difference(
+    inputs: EstimateInputs, name: str, group_a: tuple[str, np.ndarray], group_b: tuple[str, np.ndarray], alpha: float
+) -> dict[str, Any]:
     model, human = inputs.model[name], inputs.human[name]
-    in_a, in_b = inputs.groups == a, inputs.groups == b
+    (a, in_a), (b, in_b) = group_a, group_b
     has_model = (in_a | in_b) & ~np.isnan(model)
     labelled = has_model & ~np.isnan(human)
     unlabelled = has_model & np.isnan(human)
@@ -351,18 +353,25 @@ def _notes(inputs: EstimateInputs) -> list[str]:
 def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: EstimateParameters) -> dict[str, Any]:
     """The command's JSON: every dimension overall and per group, then the group differences."""
     everyone = np.ones(len(inputs.item_ids), dtype=bool)
-    group_names = sorted(set(inputs.groups)) if inputs.groups is not None else []
+    group_names: list[str] = []
+    members: dict[str, np.ndarray] = {}
+    if inputs.groups is not None:
+        # Masks from integer codes: comparing an object array of names per group costs far more.
+        found, codes = np.unique(inputs.groups.astype(str), return_inverse=True)
+        group_names = [str(g) for g in found]
+        members = {group: codes == code for code, group in enumerate(group_names)}
     estimates = []
     for name, _title in inputs.dimensions:
         estimates.append({"dimension": name, "group": None, **_one(inputs, name, everyone, parameters.alpha)})
         for group in group_names:
-            members = inputs.groups == group
-            estimates.append({"dimension": name, "group": group, **_one(inputs, name, members, parameters.alpha)})
+            estimates.append(
+                {"dimension": name, "group": group, **_one(inputs, name, members[group], parameters.alpha)}
+            )
     differences = []
     if 2 <= len(group_names) <= MAX_DIFFERENCE_GROUPS:
         for name, _title in inputs.dimensions:
             for a, b in itertools.combinations(group_names, 2):
-                differences.append(_difference(inputs, name, a, b, parameters.alpha))
+                differences.append(_difference(inputs, name, (a, members[a]), (b, members[b]), parameters.alpha))
     any_human = np.zeros(len(inputs.item_ids), dtype=bool)
     for name, _title in inputs.dimensions:
         any_human |= ~np.isnan(inputs.human[name])
