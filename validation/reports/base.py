@@ -222,7 +222,7 @@ class Figure:
 
     key: str
     title: str
-    kind: Literal["heatmap", "bars", "histogram"]
+    kind: Literal["heatmap", "bars", "histogram", "forest", "lines"]
     data: dict[str, Any]
     alt: str
 
