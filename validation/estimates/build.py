@@ -432,14 +432,16 @@ def estimate_tables(result: dict[str, Any], titles: dict[str, str]) -> tuple[Tab
     level = round((1 - result["alpha"]) * 100, 2)
     caption = (
         f"Mean per dimension: the model alone, people alone ({level:g}% normal interval, n labelled items) "
-        f"and prediction-powered (PPI++, {level:g}% interval, λ its power tuning, effective n the people-only "
-        "labels as narrow an interval needs)."
+        f"and prediction-powered (PPI++, {level:g}% interval, lambda its power tuning, effective n the "
+        "people-only labels as narrow an interval needs)."
     )
     rows, previous = [], None
     for entry in result["estimates"]:
         label = titles.get(entry["dimension"], entry["dimension"])
         label = label if entry["group"] is None else f"{entry['dimension']} · {entry['group']}"
-        rows.append(_row(label, entry, rule_above=previous is not None and previous != entry["dimension"]))
+        # With groups, a rule sets each dimension's rows apart; without, the rows are one block.
+        rule = result["by"] is not None and previous not in (None, entry["dimension"])
+        rows.append(_row(label, entry, rule_above=rule))
         previous = entry["dimension"]
     tables = [Table(key="estimates", title="Estimates", caption=caption, columns=COLUMNS,
                     latex_columns=LATEX_COLUMNS, rows=tuple(rows), notes=tuple(result["notes"]))]  # fmt: skip

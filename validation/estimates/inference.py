@@ -7,7 +7,8 @@ the sample, with the correction's weight lambda tuned to the data. Every number 
 ``ppi_py`` (point estimate, interval, lambda through the same helper ``ppi_mean_ci`` calls, power
 analysis) or from statsmodels (the classical interval); nothing is re-derived. The effective sample
 size is how many people-only labels would give an interval as narrow:
-``n * (people-only half-width / prediction-powered half-width)^2``.
+``n * (classical half-width / prediction-powered half-width)^2``, the classical interval being
+``ppi_mean_ci`` with ``lam=0`` on the same data.
 
 Weights: for a stratified sample, a labelled item weighs ``1 / pi`` and an unlabelled one
 ``1 / (1 - pi)`` (``pi`` its stratum's inclusion probability), so both sets stand for the whole
@@ -163,8 +164,11 @@ def prediction_powered_mean(
         return PredictionPowered(
             estimate=None, ci=None, lam=None, effective_n=None, n_labeled=n, n_unlabeled=big_n, reason=NO_SPREAD
         )
-    classical = people_only_mean(y, alpha=alpha, w=w).ci
-    effective = _effective_n(n, classical, ci)
+    # The people-only interval of the same construction: ppi_mean_ci with lam=0 is the classical CLT interval.
+    classical_low, classical_high = ppi_py.ppi_mean_ci(
+        y, yhat, yhat_unlabeled, alpha=alpha, lam=0, w=w, w_unlabeled=w_unlabeled
+    )
+    effective = _effective_n(n, (float(np.ravel(classical_low)[0]), float(np.ravel(classical_high)[0])), ci)
     return PredictionPowered(
         estimate=float(np.ravel(estimate)[0]),
         ci=ci,
@@ -228,22 +232,7 @@ def prediction_powered_difference(
         w=w,
         w_unlabeled=w_unlabeled,
     )
-    if powered.ci is None:
-        return powered
-    in_a = ~in_b
-    classical = people_only_difference(
-        y[in_a], y[in_b], alpha=alpha, w_a=None if w is None else w[in_a], w_b=None if w is None else w[in_b]
-    ).ci
-    effective = _effective_n(n, classical, powered.ci)
-    return PredictionPowered(
-        estimate=powered.estimate,
-        ci=powered.ci,
-        lam=powered.lam,
-        effective_n=effective,
-        n_labeled=n,
-        n_unlabeled=big_n,
-        reason=None if effective is not None else NO_SPREAD,
-    )
+    return powered
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -307,8 +296,12 @@ def plan_from_sample(
                           sd=sd, correlation=float("nan"), population=population, reason=NO_PLAN_SPREAD)  # fmt: skip
     z = float(norm.ppf(1 - alpha / 2))
     people = max(1, math.ceil((z * sd / half_width) ** 2))
+    if not np.std(yhat) > 0:
+        # A model that gives one value everywhere carries no information: people only it is.
+        return PlanResult(half_width=half_width, alpha=alpha, people_only_n=people, prediction_powered_n=people,
+                          sd=sd, correlation=0.0, population=population)  # fmt: skip
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "effective_n too large" (n_max is then the answer); 0/0 on constant model
+        warnings.simplefilter("ignore")  # "effective_n too large": n_max is then the answer
         pair = ppi_py.ppi_mean_power(
             y, yhat, cost_Y=1, cost_Yhat=MODEL_LABEL_COST, effective_n=people, n_max=max(population, 1), w=w
         )

@@ -49,15 +49,19 @@ class PredictionPoweredMeanTests:
         assert 0 < result.lam <= 1 and (result.n_labeled, result.n_unlabeled) == (300, 3700)
 
     def test_effective_n_is_the_people_only_labels_for_the_same_width(self):
+        """n times the squared ratio of the classical half-width to the PPI one; a model that cannot help
+        (lambda 0) gives n itself."""
         rng = np.random.default_rng(2)
         truth, model = biased_population(rng)
         labelled = np.zeros(len(truth), bool)
         labelled[:200] = True
         y, yhat, unlabelled = split(truth, model, labelled)
         powered = prediction_powered_mean(y, yhat, unlabelled, alpha=0.1)
-        people = people_only_mean(y, alpha=0.1)
-        ratio = (people.ci[1] - people.ci[0]) / (powered.ci[1] - powered.ci[0])
+        low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.1, lam=0)  # the classical interval
+        ratio = (high[0] - low[0]) / (powered.ci[1] - powered.ci[0])
         assert powered.effective_n == round(200 * ratio**2) and powered.effective_n > 200
+        useless = prediction_powered_mean(y, np.zeros(200), np.zeros(len(unlabelled)), alpha=0.1)
+        assert useless.lam == 0 and useless.effective_n == 200
 
     def test_weighted_estimate_interval_and_lambda_are_ppi_pys(self):
         rng = np.random.default_rng(3)
