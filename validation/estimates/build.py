@@ -263,11 +263,12 @@ def _people_json(result: inference.MeanEstimate) -> dict[str, Any]:
     return data
 
 
-def _ppi_json(result: inference.PredictionPowered) -> dict[str, Any]:
+def _ppi_json(result: inference.PredictionPowered | inference.PoweredDifference) -> dict[str, Any]:
     data: dict[str, Any] = {
         "estimate": result.estimate,
         "ci": list(result.ci) if result.ci else None,
-        "lambda": result.lam,
+        # A difference has each group's own lambda.
+        "lambda": list(result.lam) if isinstance(result.lam, tuple) else result.lam,
         "effective_n": result.effective_n,
     }
     if result.reason:
@@ -306,7 +307,6 @@ def _difference(
     labelled = has_model & ~np.isnan(human)
     unlabelled = has_model & np.isnan(human)
     w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
-    w_unlabelled = inverse_probability_weights(inputs.probability, unlabelled, labelled=False)
     model_a, model_b = model[has_model & in_a], model[has_model & in_b]
     model_only = float(model_a.mean() - model_b.mean()) if len(model_a) and len(model_b) else None
     lab_a = in_a[labelled]
@@ -317,16 +317,18 @@ def _difference(
         w_a=None if w is None else w[lab_a],
         w_b=None if w is None else w[~lab_a],
     )
-    powered = inference.prediction_powered_difference(
-        human[labelled],
-        model[labelled],
-        in_b[labelled],
-        model[unlabelled],
-        in_b[unlabelled],
-        alpha=alpha,
-        w=w,
-        w_unlabeled=w_unlabelled,
-    )
+
+    def group(members: np.ndarray) -> inference.GroupArrays:
+        mine, theirs = labelled & members, unlabelled & members
+        return inference.GroupArrays(
+            y=human[mine],
+            yhat=model[mine],
+            yhat_unlabeled=model[theirs],
+            w=inverse_probability_weights(inputs.probability, mine, labelled=True),
+            w_unlabeled=inverse_probability_weights(inputs.probability, theirs, labelled=False),
+        )
+
+    powered = inference.prediction_powered_difference(group(in_a), group(in_b), alpha=alpha)
     return {
         "dimension": name,
         "groups": [a, b],
@@ -399,6 +401,15 @@ def _cell(part: dict[str, Any], *, interval: bool = True) -> Cell:
     return Cell(value=part["estimate"], ci=ci)  # type: ignore[arg-type]
 
 
+def _lambda_cell(powered: dict[str, Any]) -> Cell:
+    lam = powered.get("lambda")
+    if lam is None:
+        return Cell(note=powered.get("reason"))
+    if isinstance(lam, list):
+        return Cell.text(" / ".join(f"{value:.3f}" for value in lam))
+    return Cell(value=lam)
+
+
 def _row(label: str, entry: dict[str, Any], *, rule_above: bool) -> Row:
     powered = entry["prediction_powered"]
     return Row(
@@ -408,7 +419,7 @@ def _row(label: str, entry: dict[str, Any], *, rule_above: bool) -> Row:
             _cell(entry["people_only"]),
             Cell.count(entry["people_only"]["n"]),
             _cell(powered),
-            Cell(value=powered["lambda"]) if powered.get("lambda") is not None else Cell(note=powered.get("reason")),
+            _lambda_cell(powered),
             Cell.count(powered["effective_n"]) if powered.get("effective_n") is not None else Cell(),
         ),
         rule_above=rule_above,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,13 +28,14 @@ import ppi_py
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 from scipy.stats import norm
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, _zconfint_generic
 
 __all__ = [
     "MIN_LABELLED",
-    "DifferenceEstimate",
+    "GroupArrays",
     "MeanEstimate",
     "PlanResult",
+    "PoweredDifference",
     "PredictionPowered",
     "model_only_mean",
     "people_only_difference",
@@ -75,15 +77,6 @@ class PredictionPowered:
     n_labeled: int
     n_unlabeled: int
     reason: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class DifferenceEstimate:
-    """Group A minus group B, three ways."""
-
-    model_only: float | None
-    people_only: MeanEstimate
-    prediction_powered: PredictionPowered
 
 
 def _half_width(ci: tuple[float, float] | None) -> float | None:
@@ -194,45 +187,71 @@ def people_only_difference(
     return MeanEstimate(estimate=float(first.mean - second.mean), ci=(float(low), float(high)), n=n)
 
 
-def _contrast(values: Array, in_b: Array, share_a: float, share_b: float) -> Array:
-    """Each item's contribution to group A's mean minus group B's: value / share of A for A's items,
-    minus value / share of B for B's. Its population mean is exactly mean(A) - mean(B), the shares
-    being known (every item of both groups has a model value)."""
-    return np.where(in_b, -values / share_b, values / share_a)
+@dataclass(frozen=True)
+class GroupArrays:
+    """One group's arrays for a difference: people's and the model's values on its labelled items,
+    the model's on its unlabelled ones, and their weights (None: uniform)."""
+
+    y: Array
+    yhat: Array
+    yhat_unlabeled: Array
+    w: Array | None = None
+    w_unlabeled: Array | None = None
 
 
-def prediction_powered_difference(
-    y: Array,
-    yhat: Array,
-    in_b: Array,
-    yhat_unlabeled: Array,
-    in_b_unlabeled: Array,
-    *,
-    alpha: float,
-    w: Array | None = None,
-    w_unlabeled: Array | None = None,
-) -> PredictionPowered:
-    """Group A minus group B by PPI++: ``prediction_powered_mean`` (``ppi_py.ppi_mean_ci``, ``lam=None``)
-    of the contrast ``_contrast`` over the items of both groups, the people-only difference beside it."""
-    n, big_n = len(y), len(yhat_unlabeled)
-    in_b, in_b_unlabeled = in_b.astype(bool), in_b_unlabeled.astype(bool)
-    counts = (int(in_b.sum()), int(n - in_b.sum()))
-    if min(counts) < MIN_LABELLED:
-        reason = FEW_LABELLED.format(n=MIN_LABELLED) + " in a group"
-        return PredictionPowered(
+@dataclass(frozen=True, kw_only=True)
+class PoweredDifference:
+    estimate: float | None
+    ci: tuple[float, float] | None
+    lam: tuple[float, float] | None  # each group's own lambda
+    effective_n: int | None
+    n_labeled: int
+    n_unlabeled: int
+    reason: str | None = None
+
+
+def _ci_and_se(low: Any, high: Any, z: float) -> tuple[float, float]:
+    low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
+    return (low + high) / 2, (high - low) / (2 * z)
+
+
+def prediction_powered_difference(a: GroupArrays, b: GroupArrays, *, alpha: float) -> PoweredDifference:
+    """Group A minus group B by PPI++: each group's ``prediction_powered_mean`` (``ppi_py.ppi_mean_ci``,
+    ``lam=None``, its own lambda) on its own items, and the normal interval of the difference of two
+    independent estimates (statsmodels' ``_zconfint_generic``, which ppi_py's intervals are built with).
+    The groups are disjoint sets of items, so their estimates are independent. Effective n compares
+    the same construction with ``lam=0`` (people only) in both groups."""
+    n = len(a.y) + len(b.y)
+    big_n = len(a.yhat_unlabeled) + len(b.yhat_unlabeled)
+    first = prediction_powered_mean(a.y, a.yhat, a.yhat_unlabeled, alpha=alpha, w=a.w, w_unlabeled=a.w_unlabeled)
+    second = prediction_powered_mean(b.y, b.yhat, b.yhat_unlabeled, alpha=alpha, w=b.w, w_unlabeled=b.w_unlabeled)
+    if first.ci is None or second.ci is None:
+        reason = first.reason or second.reason
+        return PoweredDifference(
             estimate=None, ci=None, lam=None, effective_n=None, n_labeled=n, n_unlabeled=big_n, reason=reason
         )
-    share_b = (in_b.sum() + in_b_unlabeled.sum()) / (n + big_n)
-    share_a = 1 - share_b
-    powered = prediction_powered_mean(
-        _contrast(y, in_b, share_a, share_b),
-        _contrast(yhat, in_b, share_a, share_b),
-        _contrast(yhat_unlabeled, in_b_unlabeled, share_a, share_b),
-        alpha=alpha,
-        w=w,
-        w_unlabeled=w_unlabeled,
+    z = float(norm.ppf(1 - alpha / 2))
+    (_, se_a), (_, se_b) = _ci_and_se(*first.ci, z), _ci_and_se(*second.ci, z)
+    estimate = first.estimate - second.estimate  # type: ignore[operator]
+    low, high = _zconfint_generic(estimate, math.hypot(se_a, se_b), alpha, "two-sided")
+    classical = []
+    for group in (a, b):
+        bounds = ppi_py.ppi_mean_ci(
+            group.y, group.yhat, group.yhat_unlabeled, alpha=alpha, lam=0, w=group.w, w_unlabeled=group.w_unlabeled
+        )
+        classical.append(_ci_and_se(*bounds, z)[1])
+    ci = (float(low), float(high))
+    classical_half = z * math.hypot(*classical)
+    effective = _effective_n(n, (-classical_half, classical_half), ci)
+    return PoweredDifference(
+        estimate=float(estimate),
+        ci=ci,
+        lam=(first.lam, second.lam),  # type: ignore[arg-type]
+        effective_n=effective,
+        n_labeled=n,
+        n_unlabeled=big_n,
+        reason=None if effective is not None else NO_SPREAD,
     )
-    return powered
 
 
 @dataclass(frozen=True, kw_only=True)

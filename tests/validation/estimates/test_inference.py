@@ -9,6 +9,7 @@ from validation.estimates.inference import (
     FEW_LABELLED,
     MIN_LABELLED,
     NO_UNLABELLED,
+    GroupArrays,
     model_only_mean,
     people_only_difference,
     people_only_mean,
@@ -110,24 +111,30 @@ class PeopleOnlyTests:
 
 
 class DifferenceTests:
-    def test_a_group_difference_is_ppi_on_the_contrast_of_the_two_groups(self):
+    def test_a_group_difference_combines_each_groups_ppi_interval(self):
         rng = np.random.default_rng(4)
         truth, model = biased_population(rng, size=2000)
         truth[1::2] = np.clip(truth[1::2] - 1, 0, 2)  # group B scores lower
         in_b = np.arange(2000) % 2 == 1
         labelled = np.zeros(2000, bool)
         labelled[rng.choice(2000, 300, replace=False)] = True
-        result = prediction_powered_difference(
-            truth[labelled], model[labelled], in_b[labelled], model[~labelled], in_b[~labelled], alpha=0.05
-        )
-        # Half the items are in each group: A's items count 1 / 0.5, B's -1 / 0.5.
-        sign = np.where(in_b, -2.0, 2.0)
-        z, zhat = truth * sign, model * sign
-        low, high = ppi_py.ppi_mean_ci(z[labelled], zhat[labelled], zhat[~labelled], alpha=0.05, lam=None)
-        assert result.ci == pytest.approx((low[0], high[0]))
-        point = ppi_py.ppi_mean_pointestimate(z[labelled], zhat[labelled], zhat[~labelled], lam=None)
-        assert result.estimate == pytest.approx(point[0])
+
+        def group(members):
+            return GroupArrays(truth[labelled & members], model[labelled & members], model[~labelled & members])
+
+        result = prediction_powered_difference(group(~in_b), group(in_b), alpha=0.05)
+        intervals = []
+        for members in (~in_b, in_b):
+            arrays = group(members)
+            low, high = ppi_py.ppi_mean_ci(arrays.y, arrays.yhat, arrays.yhat_unlabeled, alpha=0.05, lam=None)
+            intervals.append((low[0], high[0]))
+        (low_a, high_a), (low_b, high_b) = intervals
+        # Independent groups: the half-widths add in quadrature around the difference of the midpoints.
+        assert result.estimate == pytest.approx((low_a + high_a) / 2 - (low_b + high_b) / 2)
+        half = np.hypot((high_a - low_a) / 2, (high_b - low_b) / 2)
+        assert result.ci == pytest.approx((result.estimate - half, result.estimate + half))
         assert result.ci[0] < truth[~in_b].mean() - truth[in_b].mean() < result.ci[1]
+        assert len(result.lam) == 2 and result.effective_n > 300
 
     def test_the_people_only_difference_is_a_two_sample_interval(self):
         a, b = np.array([2.0, 2.0, 1.0, 2.0]), np.array([0.0, 1.0, 0.0, 1.0])
