@@ -91,7 +91,9 @@ def demo_estimates_load() -> DemoEstimates:
         judge_chunk_process(chunk_id=chunk_id)
     with transaction.atomic():
         if not SampleItem.objects.filter(sample__project=project).exists():
-            validation_sample_draw(project=project, n=SAMPLE, seed=SEED, strata="response_source")
+            validation_sample_draw(
+                project=project, n=SAMPLE, seed=SEED, strata="response_source", user=users.get("researcher")
+            )
         _simulated_labels(project, run.pk)
     run = JudgeRun.objects.get(pk=run.pk)
     sampled = SampleItem.objects.filter(sample__project=project).count()

@@ -35,7 +35,7 @@ def forest_figure(result: dict[str, Any], *, key: str = "estimates") -> Figure:
             }
         )
     level = round((1 - result["alpha"]) * 100, 2)
-    title = "Estimates" if key == "estimates" else "Differences between groups"
+    title = "Estimates" if key == "estimates" else "Differences"
     return Figure(
         key=f"forest-{key}",
         title=f"{title}: model only, people only and prediction-powered ({level:g}% intervals)",
