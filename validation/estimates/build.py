@@ -35,7 +35,7 @@ from judges.selectors import suggestion_values
 from validation.estimates import inference
 from validation.evaluations.base import Evaluation, current_versions
 from validation.goldset import project_items_state
-from validation.ratings import latest_annotations
+from validation.ratings import PARAMETERS, latest_annotations
 from validation.reports import Cell, Row, Table
 from validation.reports.build import judge_info
 
@@ -144,6 +144,15 @@ def _group_text(value: Any) -> str:
     return MISSING_STRATUM if value is None else str(value)
 
 
+def _payloads(item_ids: list[int]) -> dict[int, dict]:
+    """Payloads by item id, for kinds whose numbers read them (a batch of ids per query: SQLite caps
+    a statement's parameters)."""
+    found: dict[int, dict] = {}
+    for start in range(0, len(item_ids), PARAMETERS):
+        found.update(Item.objects.filter(pk__in=item_ids[start : start + PARAMETERS]).values_list("pk", "payload"))
+    return found
+
+
 def _human_values(project: Project, parameters: EstimateParameters, position: dict[int, int], names: list[str]):
     """Per dimension, the human value of each item: its raters' mean, or its gold."""
     kind = project.task_kind
@@ -161,9 +170,7 @@ def _human_values(project: Project, parameters: EstimateParameters, position: di
         rows = latest_annotations(project).values_list("item_id", "value").iterator(chunk_size=5000)
     pending = [(item_id, value) for item_id, value in rows if item_id in position]
     if kind.ratings_need_payload:
-        wanted = sorted({item_id for item_id, _ in pending})
-        for start in range(0, len(wanted), 900):
-            payloads.update(Item.objects.filter(pk__in=wanted[start : start + 900]).values_list("pk", "payload"))
+        payloads = _payloads(sorted({item_id for item_id, _ in pending}))
     labelled = set()
     for item_id, value in pending:
         at = position[item_id]
@@ -206,11 +213,8 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     values = [orjson.loads(answered[int(item_id)]) for item_id in item_ids]
     payloads: list[dict | None] = [None] * len(values)
     if kind.ratings_need_payload:
-        found: dict[int, dict] = {}
-        ids = [int(i) for i in item_ids]
-        for start in range(0, len(ids), 900):
-            found.update(Item.objects.filter(pk__in=ids[start : start + 900]).values_list("pk", "payload"))
-        payloads = [found[i] for i in ids]
+        found = _payloads([int(i) for i in item_ids])
+        payloads = [found[int(i)] for i in item_ids]
     model = kind.estimate_columns(values, payloads)
     human, labelled = _human_values(project, parameters, position, names)
     outside = 0

@@ -41,6 +41,8 @@ class StatedValues:
     correlation: float = 0.0
 
     def spread(self) -> float:
+        if not -1 <= self.correlation <= 1:
+            raise ValueError(BAD_STATED)
         if self.share is not None:
             if not 0 < self.share < 1:
                 raise ValueError(BAD_STATED)
