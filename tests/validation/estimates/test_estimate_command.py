@@ -202,3 +202,18 @@ class PlanSampleCommandTests:
         code, out, err = self.plan(capsys, *argv)
         payload = json.loads(out)
         assert payload["people_only_n"] == 2401 and payload["basis"].startswith("stated values")
+
+
+class TruthGoldTests:
+    def test_truth_gold_takes_each_items_gold(self, copa, capsys):
+        project, run_, items, truths, rng = copa
+        chosen = list(items.values())[10:40]
+        for item in chosen:
+            for rater in ("ann", "bob"):  # the raters agree: the majority is the gold
+                annotate(project, item, rater, copa_value(*map(int, truths[item.pk])))
+        annotate(project, chosen[0], "cat", copa_value(0))  # a third rater changes the mean, not the gold
+        code, out, err = run(capsys, project.slug, "--run", str(run_.pk), "--truth", "gold")
+        payload = json.loads(out)
+        ct = payload["estimates"][0]
+        assert payload["truth"] == "gold" and ct["people_only"]["n"] == 30
+        assert ct["people_only"]["estimate"] == pytest.approx(np.mean([truths[item.pk][0] for item in chosen]))
