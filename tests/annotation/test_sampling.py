@@ -135,12 +135,15 @@ class SampleServingTests:
         assert set(served) == sampled
 
     def test_a_skip_of_an_item_claimed_before_the_draw_does_not_reopen_it(self, copa_project, make_user):
-        project = copa_project(20, overlap=1)
+        project = copa_project(20, overlap=1)  # 10 accepted, 5 top-voted, 5 model-a
         annotator = make_user("ann")
         held = assignment_claim_next(project=project, user=annotator)
-        validation_sample_draw(project=project, n=3, seed=9)
-        if SampleItem.objects.filter(item_id=held.item_id).exists():
-            pytest.skip("the seed drew the held item")  # seed 9 does not: the test stays meaningful
+        while held.item.payload["response_source"] == "accepted":
+            assignment_submit(assignment=held, value=scores())
+            held = assignment_claim_next(project=project, user=annotator)
+        # One item, proportional: it comes from the largest stratum, so never the held item.
+        validation_sample_draw(project=project, n=1, seed=9, strata="response_source")
+        assert not SampleItem.objects.filter(item_id=held.item_id).exists()
         assignment_skip(assignment=held, reason="unclear")
         assert Item.objects.get(pk=held.item_id).is_open is False
 
