@@ -226,8 +226,9 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
             human[name][~in_sample] = np.nan
         if design.strata_field:
             at = columns["stratum"]
+            # A stratum the draws never saw (items imported after them) could not be sampled: 0.
             probability = np.asarray(
-                [design.probabilities.get(_group_text(row[at]), np.nan) for row in kept], dtype=float
+                [design.probabilities.get(_group_text(row[at]), 0.0) for row in kept], dtype=float
             )
     groups = None
     if parameters.by:
