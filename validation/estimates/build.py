@@ -227,9 +227,7 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
         if design.strata_field:
             at = columns["stratum"]
             # A stratum the draws never saw (items imported after them) could not be sampled: 0.
-            probability = np.asarray(
-                [design.probabilities.get(_group_text(row[at]), 0.0) for row in kept], dtype=float
-            )
+            probability = np.asarray([design.probabilities.get(_group_text(row[at]), 0.0) for row in kept], dtype=float)
     groups = None
     if parameters.by:
         at = columns["group"]
