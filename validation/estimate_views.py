@@ -35,8 +35,19 @@ ONLY_RESEARCHERS_FREEZE = "Only the project's researchers can freeze estimates."
 class EstimateForm(forms.Form):
     run = forms.TypedChoiceField(label="Judge run", coerce=int)
     by = forms.CharField(label="Group by field (optional)", max_length=100, required=False)
-    alpha = forms.FloatField(label="alpha (intervals at 1 - alpha)", initial=0.05, min_value=0.0001, max_value=0.4999)
-    truth = forms.ChoiceField(label="People's value", choices=[(t, t) for t in TRUTHS], initial="mean")
+    # Optional with the command's defaults, so a link that names only the run (the report's) works.
+    alpha = forms.FloatField(
+        label="alpha (intervals at 1 - alpha)", initial=0.05, min_value=0.0001, max_value=0.4999, required=False
+    )
+    truth = forms.ChoiceField(label="People's value", choices=[(t, t) for t in TRUTHS], initial="mean", required=False)
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data["alpha"]
+        return 0.05 if alpha is None else alpha
+
+    def clean_truth(self) -> str:
+        return self.cleaned_data["truth"] or "mean"
+
     half_width = forms.FloatField(label="Planner: target half-width", required=False, min_value=1e-6, max_value=1e6)
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:

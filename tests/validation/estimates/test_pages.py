@@ -91,3 +91,9 @@ class EstimatesPageTests:
         client.force_login(people["res"])
         page = client.get(f"/p/{project.slug}/report/", {"judge": run.pk, "now": 1}).content.decode()
         assert 'id="estimates-heading"' in page
+
+    def test_a_link_naming_only_the_run_uses_the_defaults(self, setup, client):
+        project, run, people = setup
+        client.force_login(people["res"])
+        response = client.get(f"/p/{project.slug}/estimates/", {"run": run.pk})
+        assert response.status_code == 200 and "95% interval" in response.content.decode()
