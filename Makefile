@@ -23,6 +23,7 @@ run: install
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo
 	$(BIN)/python manage.py demo_generation
+	$(BIN)/python manage.py demo_estimates
 	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) scripts/run-local.sh
 
 test: install

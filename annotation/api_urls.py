@@ -8,6 +8,7 @@ urlpatterns = [
     path("projects/", apis.ProjectListApi.as_view(), name="api_projects"),
     path("projects/<slug:slug>/", apis.ProjectDetailApi.as_view(), name="api_project"),
     path("projects/<slug:slug>/items/", apis.ItemListApi.as_view(), name="api_items"),
+    path("projects/<slug:slug>/sample/", apis.ValidationSampleApi.as_view(), name="api_validation_sample"),
     path("projects/<slug:slug>/assignments/next/", apis.AssignmentNextApi.as_view(), name="api_assignment_next"),
     path("projects/<slug:slug>/annotations/", apis.AnnotationListApi.as_view(), name="api_annotations"),
     path("assignments/<int:assignment_id>/submit/", apis.AssignmentSubmitApi.as_view(), name="api_assignment_submit"),

@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -22,6 +23,7 @@ from annotation.assignments import assignment_claim, assignment_for_user, assign
 from annotation.importing import import_items
 from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, Item, Project, Role, SuggestionExposure
+from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import project_roles, projects_for_user, rater_payload, visible_suggestion
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
 
@@ -323,3 +325,30 @@ class AnnotationDetailApi(APIView):
         if annotation is None:  # someone else's value: as if it did not exist
             raise Http404("no such annotation")
         return Response(annotation_output(roles)(annotation).data)
+
+
+class ValidationSampleApi(APIView):
+    """The project's validation sample (its draws), and a new draw into it."""
+
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "SampleDrawInput"
+
+        n = serializers.IntegerField(min_value=1, max_value=MAX_DRAW, required=False, allow_null=True, default=None)
+        fraction = serializers.FloatField(required=False, allow_null=True, default=None)
+        strata = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+        allocation = serializers.ChoiceField(choices=ALLOCATIONS, required=False, default="proportional")
+        seed = serializers.IntegerField(min_value=0, max_value=2**63 - 1)
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        return Response({"project": project.slug, "draws": [draw_json(draw) for draw in sample_draws(project=project)]})
+
+    @extend_schema(request=Input, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        draw = validation_sample_draw(project=project, user=request.user, **data.validated_data)
+        return Response(draw_json(draw), status=status.HTTP_201_CREATED)

@@ -33,6 +33,7 @@ from django.utils import timezone
 from annotation import csvcells, jsonsafe
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, item_order_key
+from annotation.sampling import sample_hold_out_new_items
 from annotation.selectors import project_size_key
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
@@ -462,6 +463,7 @@ def import_item_records(
             raise ImportRejected(errors.errors, total=errors.total)
         imported = staging.insert_items(project.pk, job.pk if job else None)
         staging.drop()
+        sample_hold_out_new_items(project=project)  # with a validation sample, only drawn items are served
         transaction.on_commit(lambda: cache.delete(project_size_key(project.pk)))
     return ImportResult(imported=imported)
 

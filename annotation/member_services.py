@@ -39,7 +39,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from annotation.errors import ConcordError, ErrorCollector, FieldError, ValidationFailed
-from annotation.models import Assignment, Invitation, Item, Membership, Project, ProvisionedAccount, Role
+from annotation.models import REOPENED, Assignment, Invitation, Item, Membership, Project, ProvisionedAccount, Role
 from annotation.selectors import project_size_key
 
 User = get_user_model()
@@ -642,7 +642,7 @@ def _release_open_assignments(project: Project, user: Any, *, action: str) -> in
     )
     # Qualification items never took a place (they go to everyone), so only regular items give one back.
     Item.objects.filter(pk__in=[item_id for _, item_id in held], gold_value__isnull=True).update(
-        assigned_count=F("assigned_count") - 1, is_open=True
+        assigned_count=F("assigned_count") - 1, is_open=REOPENED
     )
     return len(held)
 

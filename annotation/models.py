@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import ExpressionWrapper, Q
 
 from annotation.hooks import check_project_rules
 from annotation.kinds import get_kind, kind_choices
@@ -221,6 +221,8 @@ class Item(models.Model):
     assigned_count = models.PositiveIntegerField(default=0)
     #: Still needs raters: assigned_count < overlap, and not a qualification item (those go to everyone).
     is_open = models.BooleanField(default=True)
+    #: Left out of the project's validation sample (annotation.sampling): model-only, never reopened.
+    held_out = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["id"]
@@ -244,6 +246,11 @@ class Item(models.Model):
     @property
     def is_qualification(self) -> bool:
         return self.gold_value is not None
+
+
+#: What ``is_open`` becomes when an item gives a place back (a skip, a released hold): open again,
+#: unless a validation sample left it out.
+REOPENED = ExpressionWrapper(Q(held_out=False), output_field=models.BooleanField())
 
 
 def item_order_key(seed: int, external_id: str) -> int:
@@ -367,3 +374,63 @@ class Annotation(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("annotations are append-only and cannot be deleted one by one")
+
+
+class ValidationSample(models.Model):
+    """The items of a project that people validate: a seeded random draw, extended by later draws.
+
+    Once a project has one, only its items are served to annotators; the others stay model-only
+    (``Item.held_out``). Every draw uses the sample's stratification, so the union of the draws is
+    one stratified random sample whose inclusion probabilities the latest draw records."""
+
+    class Allocation(models.TextChoices):
+        PROPORTIONAL = "proportional", "Proportional to stratum size"
+        EQUAL = "equal", "Equal per stratum"
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="validation_sample")
+    #: Payload (or ``meta.<key>``) field the draws stratify by; "" for a simple random sample.
+    strata_field = models.CharField(max_length=100, blank=True)
+    allocation = models.CharField(max_length=12, choices=Allocation.choices, default=Allocation.PROPORTIONAL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"validation sample of {self.project}"
+
+
+class SampleDraw(models.Model):
+    """One draw of items into a validation sample: who, when, with which seed and size."""
+
+    sample = models.ForeignKey(ValidationSample, on_delete=models.CASCADE, related_name="draws")
+    number = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    seed = models.BigIntegerField()
+    #: The size asked for: a number of items, or a fraction of the project (one of the two).
+    requested_n = models.PositiveIntegerField(null=True, blank=True)
+    requested_fraction = models.FloatField(null=True, blank=True)
+    drawn = models.PositiveIntegerField(default=0)
+    #: Per stratum ("" without strata): {"population": N_h, "sampled": n_h (all draws so far), "probability": n_h/N_h}.
+    strata = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["sample", "number"]
+        constraints = [models.UniqueConstraint(fields=["sample", "number"], name="sample_draw_unique_number")]
+
+    def __str__(self) -> str:
+        return f"draw {self.number} of {self.sample}"
+
+
+class SampleItem(models.Model):
+    """An item in a validation sample, with the draw that took it and its inclusion probability then."""
+
+    sample = models.ForeignKey(ValidationSample, on_delete=models.CASCADE, related_name="items")
+    draw = models.ForeignKey(SampleDraw, on_delete=models.CASCADE, related_name="items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    stratum = models.CharField(max_length=200, blank=True)
+    inclusion_probability = models.FloatField(validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sample", "item"], name="sample_item_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.item} in {self.sample}"

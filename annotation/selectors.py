@@ -251,7 +251,7 @@ def team_availability(*, project: Project) -> TeamAvailability:
     stale_holds = Assignment.objects.filter(
         project=project, status=Assignment.Status.ASSIGNED, opened_at__lt=held_before()
     ).values("item_id")
-    stale = Q(is_open=False, gold_value__isnull=True, pk__in=stale_holds)
+    stale = Q(is_open=False, gold_value__isnull=True, held_out=False, pk__in=stale_holds)
     items = Item.objects.filter(project=project).aggregate(
         open=Count("pk", filter=Q(is_open=True)), stale=Count("pk", filter=stale)
     )
@@ -263,7 +263,12 @@ def team_availability(*, project: Project) -> TeamAvailability:
         .annotate(
             n_open=Count("pk", filter=Q(item__is_open=True)),
             n_qualification=Count("pk", filter=Q(item__gold_value__isnull=False)),
-            n_stale=Count("pk", filter=Q(item__is_open=False, item__gold_value__isnull=True, item__in=stale_holds)),
+            n_stale=Count(
+                "pk",
+                filter=Q(
+                    item__is_open=False, item__gold_value__isnull=True, item__held_out=False, item__in=stale_holds
+                ),
+            ),
         )
         .values_list("annotator_id", "n_open", "n_qualification", "n_stale")
     ):

@@ -178,7 +178,10 @@ def project_update(*, project: Project, **changes: Any) -> Project:
         project.save(update_fields=changed)
     if "overlap" in changed:
         # An item is open while it has fewer than k annotators (qualification items go to everyone).
-        still_open = ExpressionWrapper(Q(assigned_count__lt=project.overlap), output_field=BooleanField())
+        # Items a validation sample held out stay closed.
+        still_open = ExpressionWrapper(
+            Q(assigned_count__lt=project.overlap, held_out=False), output_field=BooleanField()
+        )
         Item.objects.filter(project=project, gold_value__isnull=True).update(is_open=still_open)
     return project
 

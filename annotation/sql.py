@@ -164,7 +164,7 @@ WHERE {_A.project} = %s AND {_A.status} = %s AND {_A.opened_at} < %s
 RETURNING {_A.item}, {_A.annotator}
 """
 GIVE_PLACES_BACK_SQL = f"""
-UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} - %s, {_I.is_open} = TRUE
+UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} - %s, {_I.is_open} = NOT {_I.held_out}
 WHERE {_I.id} = %s AND {_I.gold_value} IS NULL
 """
 COUNT_EXPIRED_SQL = f"""
@@ -270,7 +270,7 @@ SELECT
      WHERE a.{_A.project} = %s AND a.{_A.annotator} = %s AND i.{_I.gold_value} IS NOT NULL),
   (SELECT COUNT(DISTINCT h.{_A.item}) FROM {_A.table} h JOIN {_I.table} i ON i.{_I.id} = h.{_A.item}
      WHERE h.{_A.project} = %s AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
-       AND NOT i.{_I.is_open} AND i.{_I.gold_value} IS NULL
+       AND NOT i.{_I.is_open} AND NOT i.{_I.held_out} AND i.{_I.gold_value} IS NULL
        AND NOT EXISTS (SELECT 1 FROM {_A.table} a WHERE a.{_A.item} = h.{_A.item} AND a.{_A.annotator} = %s))
 """
 
@@ -356,7 +356,8 @@ def holds_expire(*, project_id: int, held_before: datetime, reason: str, now: da
 
 
 def item_give_places_back(*, item_id: int, places: int) -> None:
-    """``places`` annotators fewer on a regular item, which is open again (qualification items took none)."""
+    """``places`` annotators fewer on a regular item, which is open again unless a validation sample left it
+    out (qualification items took none)."""
     execute(GIVE_PLACES_BACK_SQL, [places, item_id])
 
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation import item_views, project_views, team_views, views
+from annotation import item_views, project_views, sample_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -27,6 +27,7 @@ urlpatterns = [
     path("p/<slug:slug>/archive/", project_views.project_archive_view, name="project_archive"),
     # The team and the item browser (annotation/team_views.py, annotation/item_views.py).
     path("p/<slug:slug>/team/", team_views.team_page, name="team"),
+    path("p/<slug:slug>/sample/", sample_views.validation_sample_page, name="validation_sample"),
     path("p/<slug:slug>/team/add/", team_views.team_add, name="team_add"),
     path("p/<slug:slug>/team/upload/", team_views.team_upload, name="team_upload"),
     path("p/<slug:slug>/team/<int:user_id>/roles/", team_views.member_roles, name="member_roles"),

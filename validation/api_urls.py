@@ -7,4 +7,6 @@ from validation import apis
 urlpatterns = [
     path("projects/<slug:slug>/agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
     path("projects/<slug:slug>/gold/", apis.GoldExportApi.as_view(), name="api_gold"),
+    path("projects/<slug:slug>/estimates/", apis.EstimateApi.as_view(), name="api_estimates"),
+    path("projects/<slug:slug>/sample/plan/", apis.SamplePlanApi.as_view(), name="api_sample_plan"),
 ]

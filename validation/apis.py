@@ -15,6 +15,8 @@ from rest_framework.views import APIView
 from annotation.apis import member_project
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
+from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
+from validation.estimates.planning import StatedValues, plan_json, project_plan
 from validation.exports import FORMATS
 from validation.goldset import SHAPES, export_gold
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker
@@ -109,3 +111,73 @@ class GoldExportApi(APIView):
         path.unlink()  # the open handle keeps the bytes until the response is sent
         folder.rmdir()
         return FileResponse(handle, as_attachment=True, filename=path.name, content_type=CONTENT_TYPES[fmt])
+
+
+class EstimateApi(APIView):
+    class Query(serializers.Serializer):
+        class Meta:
+            ref_name = "EstimateQuery"
+
+        run = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        by = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+        alpha = serializers.FloatField(required=False, default=0.05)
+        truth = serializers.ChoiceField(choices=TRUTHS, required=False, default="mean")
+
+    @extend_schema(
+        parameters=[Query],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Model-only, people-only and prediction-powered estimates: `manage.py estimate SLUG --run ID`.",
+    )
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            evaluation = project_estimates(project=project, parameters=EstimateParameters(**query.validated_data))
+        except UnknownJudgeRun as exc:
+            raise ValidationFailed([FieldError("run", str(exc))]) from None
+        except ValueError as exc:
+            raise ValidationFailed([FieldError("", str(exc))]) from None
+        return Response(evaluation.result)
+
+
+class SamplePlanApi(APIView):
+    class Query(serializers.Serializer):
+        class Meta:
+            ref_name = "SamplePlanQuery"
+
+        run = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+        half_width = serializers.FloatField(min_value=1e-6, max_value=1e6)
+        alpha = serializers.FloatField(required=False, default=0.05)
+        dimension = serializers.CharField(max_length=100, required=False, default=None, allow_null=True)
+        sd = serializers.FloatField(required=False, default=None, allow_null=True)
+        share = serializers.FloatField(required=False, default=None, allow_null=True)
+        correlation = serializers.FloatField(min_value=-1, max_value=1, required=False, default=0.0)
+
+    @extend_schema(
+        parameters=[Query],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Human labels for a target half-width: `manage.py plan_sample SLUG --run ID --half-width W`.",
+    )
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        stated = None
+        if data["sd"] is not None or data["share"] is not None:
+            stated = StatedValues(sd=data["sd"], share=data["share"], correlation=data["correlation"])
+        try:
+            plan = project_plan(
+                project=project,
+                run=data["run"],
+                half_width=data["half_width"],
+                alpha=data["alpha"],
+                dimension=data["dimension"],
+                stated=stated,
+            )
+        except UnknownJudgeRun as exc:
+            raise ValidationFailed([FieldError("run", str(exc))]) from None
+        except ValueError as exc:
+            raise ValidationFailed([FieldError("", str(exc))]) from None
+        return Response(plan_json(plan))

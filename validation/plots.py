@@ -34,9 +34,15 @@ def svg(figure: Figure) -> str:
     drawing = MplFigure(figsize=(WIDTH_IN, _height(figure)), layout="constrained")
     FigureCanvasSVG(drawing)
     axes = drawing.add_subplot()
-    {"heatmap": _heatmap, "bars": _bars, "histogram": _histogram, "correlation": _correlation}[figure.kind](
-        axes, figure.data
-    )
+    draw = {
+        "heatmap": _heatmap,
+        "bars": _bars,
+        "histogram": _histogram,
+        "correlation": _correlation,
+        "forest": _forest,
+        "lines": _lines,
+    }
+    draw[figure.kind](axes, figure.data)
     axes.set_title(_wrap(figure.title, 48), fontsize=TITLE_PT)
     axes.tick_params(labelsize=TICK_PT)
     buffer = io.StringIO()
@@ -55,6 +61,8 @@ def _wrap(text: str, width: int = WRAP_CHARS) -> str:
 def _height(figure: Figure) -> float:
     if figure.kind in ("heatmap", "correlation"):
         return min(5.5, 2.6 + 0.5 * len(figure.data["labels"]))
+    if figure.kind == "forest":
+        return min(12.0, 1.6 + 0.45 * len(figure.data["rows"]))
     return 3.8
 
 
@@ -126,4 +134,42 @@ def _histogram(axes: Any, data: dict[str, Any]) -> None:
         axes.hist(item["values"], bins=bins, range=(0, max(top, 1)), alpha=0.6, label=item["name"])
     axes.set_xlabel(data["xlabel"], fontsize=LABEL_PT)
     axes.set_ylabel("pairs", fontsize=LABEL_PT)
+    axes.legend(fontsize=TICK_PT)
+
+
+#: The three estimates of a forest plot, top to bottom within a row: (key, legend, marker).
+FOREST_SERIES = (("model", "Model only", "s"), ("people", "People only", "o"), ("ppi", "Prediction-powered", "D"))
+
+
+def _forest(axes: Any, data: dict[str, Any]) -> None:
+    """One row per dimension (and group), the three estimates side by side with their intervals."""
+    rows = data["rows"]
+    for offset, (key, name, marker) in zip((-0.22, 0.0, 0.22), FOREST_SERIES, strict=True):
+        ys, xs, lower, upper = [], [], [], []
+        for position, row in enumerate(rows):
+            point = row.get(key)
+            if point is None or point[0] is None:
+                continue
+            estimate, low, high = point
+            ys.append(position + offset)
+            xs.append(estimate)
+            lower.append(0 if low is None else estimate - low)
+            upper.append(0 if high is None else high - estimate)
+        axes.errorbar(xs, ys, xerr=[lower, upper], fmt=marker, capsize=3, label=name, markersize=5)
+    axes.set_yticks(range(len(rows)), labels=[row["label"] for row in rows])
+    axes.invert_yaxis()
+    axes.set_xlabel(data.get("xlabel", "estimate"), fontsize=LABEL_PT)
+    axes.legend(fontsize=TICK_PT, loc="best")
+
+
+def _lines(axes: Any, data: dict[str, Any]) -> None:
+    """Curves of y against x (the planner's half-width against labels), with a vertical mark."""
+    for series in data["series"]:
+        points = [(x, y) for x, y in zip(series["x"], series["y"], strict=True) if x is not None and y is not None]
+        axes.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3, label=series["name"])
+    if data.get("mark"):
+        axes.axvline(data["mark"], color="grey", linestyle="--", linewidth=1, label=data.get("mark_label", ""))
+    axes.set_xscale("log")
+    axes.set_xlabel(data["xlabel"], fontsize=LABEL_PT)
+    axes.set_ylabel(data["ylabel"], fontsize=LABEL_PT)
     axes.legend(fontsize=TICK_PT)

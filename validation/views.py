@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotation.access import project_access
 from annotation.models import Project, Role
 from judges.models import JudgeRun
+from validation.estimates.figures import report_forest
 from validation.models import ReportSnapshot
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
 from validation.report_queue import report_job
@@ -116,6 +117,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error("judge", exc.message)
         else:
             context |= {"report": result, "figures": report_figures(report=result), "parameters": parameters}
+            context["estimates_forest"] = report_forest(project=project, run_id=parameters.judge_run_id)
     context["snapshots"] = project_snapshots(project=project)[:20]
     template = "validation/report.html#report-body" if request.htmx else "validation/report.html"
     return render(request, template, context)

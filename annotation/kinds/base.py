@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import fastjsonschema
+import numpy as np
 from django.conf import settings
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
@@ -341,6 +342,43 @@ class TaskKind:
             name: DimensionColumn(rows=rows, values=ratings, suffixes=suffixes if any(suffixes) else None)
             for name, (rows, ratings, suffixes) in columns.items()
         }
+
+    # -- estimates (validation.estimates) -----------------------------------------------------------
+    def estimate_dimensions(self) -> tuple[tuple[str, str], ...]:
+        """The quantities estimates report, as (name, title): every rating dimension, plus what a
+        kind derives from them (CoPA's overall S)."""
+        return tuple((d.name, d.title) for d in self.rating_dimensions)
+
+    def rating_number(self, dimension: RatingDimension, rating: Any) -> float | None:
+        """One rating as the number whose mean a benchmark reports: a binary rating is 0/1 and an
+        ordinal or interval one its value, as stored. None: the dimension has no such number (a
+        kind with text categories says how they count by overriding this)."""
+        if isinstance(rating, (int, float)) and not isinstance(rating, bool):
+            return float(rating)
+        return None
+
+    def estimate_numbers(self, value: dict, payload: dict | None) -> dict[str, float]:
+        """One value's number on each estimated dimension: the mean of its ratings there (a value
+        that rates several parts of an item, IPQA's intents, gives the share over those parts).
+        Dimensions the value does not rate are absent."""
+        dimensions = {d.name: d for d in self.rating_dimensions}
+        sums: dict[str, list[float]] = {}
+        for _suffix, name, rating in self.value_ratings(value, payload):
+            number = self.rating_number(dimensions[name], rating)
+            if number is not None:
+                total = sums.setdefault(name, [0.0, 0.0])
+                total[0] += number
+                total[1] += 1
+        return {name: total / count for name, (total, count) in sums.items()}
+
+    def estimate_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, Any]:
+        """``estimate_numbers`` of many values at once: per estimated dimension, a float array with NaN
+        where a value has no number. Kinds may override this with a faster equivalent."""
+        columns = {name: np.full(len(values), np.nan) for name, _title in self.estimate_dimensions()}
+        for row, (value, payload) in enumerate(zip(values, payloads, strict=True)):
+            for name, number in self.estimate_numbers(value, payload).items():
+                columns[name][row] = number
+        return columns
 
     def draft_text(self, value: dict) -> str | None:
         """The free text a value proposes (e.g. an intent statement), for measuring how people

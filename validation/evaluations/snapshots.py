@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Project
+from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, current_versions, render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
 from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
@@ -28,6 +29,7 @@ __all__ = ["EVALUATIONS", "evaluation_snapshot_check", "evaluation_snapshot_crea
 EVALUATIONS: dict[str, tuple[Callable[[dict], Any], Callable[..., Evaluation]]] = {
     "copa_eval": (CopaEvalParameters.from_json_dict, copa_evaluation),
     "mcq_eval": (McqEvalParameters.from_json_dict, mcq_evaluation),
+    "estimates": (EstimateParameters.from_json_dict, project_estimates),
 }
 
 

@@ -228,7 +228,7 @@ class Figure:
 
     key: str
     title: str
-    kind: Literal["heatmap", "bars", "histogram", "correlation"]
+    kind: Literal["heatmap", "bars", "histogram", "correlation", "forest", "lines"]
     data: dict[str, Any]
     alt: str
 

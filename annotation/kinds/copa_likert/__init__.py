@@ -7,6 +7,8 @@ A person scores how well a candidate response fits a user's cognitive profile on
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from annotation.kinds.base import (
     META,
     OPTIONAL_TEXT,
@@ -39,6 +41,8 @@ SCALE: dict[int, str] = {
 }
 SCORE = {"type": "integer", "enum": sorted(SCALE)}
 SCALE_NAMES = ("Mismatch", "Partial", "Full")
+#: CoPA's overall score of a response, S = sum of the six factor scores / 12 (0 to 1), estimated beside them.
+OVERALL, OVERALL_TITLE, OVERALL_DIVISOR = "S", "Overall S = sum of scores / 12", 12
 SCALE_TEXT = "; ".join(f"{score} = {text}" for score, text in SCALE.items())
 
 
@@ -142,6 +146,23 @@ class CopaLikert(TaskKind):
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         for code in FACTORS:
             yield "", code, value["scores"][code]
+
+    def estimate_dimensions(self) -> tuple[tuple[str, str], ...]:
+        return (*super().estimate_dimensions(), (OVERALL, OVERALL_TITLE))
+
+    def estimate_numbers(self, value: dict, payload: dict | None) -> dict[str, float]:
+        # Six scores in every value (100k-item projects): read them directly, then S = sum / 12.
+        numbers = {code: float(value["scores"][code]) for code in FACTORS}
+        numbers[OVERALL] = sum(numbers.values()) / OVERALL_DIVISOR
+        return numbers
+
+    def estimate_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, Any]:
+        columns = {
+            code: np.fromiter((value["scores"][code] for value in values), dtype=float, count=len(values))
+            for code in FACTORS
+        }
+        columns[OVERALL] = sum(columns.values()) / OVERALL_DIVISOR if values else np.zeros(0)
+        return columns
 
     def ratings_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, DimensionColumn]:
         # Six scores in every value: one pass per factor instead of a generator per value (100k-item projects).

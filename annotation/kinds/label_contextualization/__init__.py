@@ -180,6 +180,10 @@ class LabelContextualization(TaskKind):
         if value["action"] == "review":
             yield value["statement"], "review_verdict", value["verdict"]
 
+    def rating_number(self, dimension: RatingDimension, rating: Any) -> float | None:
+        # Estimates report the share of statements reviewers accept.
+        return {"accept": 1.0, "revise": 0.0}.get(rating)
+
     def draft_text(self, value: dict) -> str | None:
         return value["statement"] if value.get("action") == "write" else None
 

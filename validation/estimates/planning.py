@@ -1,0 +1,119 @@
+"""``plan_sample``: how many human labels a target half-width costs, people only and prediction-powered.
+
+From the project's labelled sample and a judge run (``validation.estimates.build``): for each
+estimated dimension, people's spread and the model-human relation on the sample, then
+``validation.estimates.inference.plan_from_sample`` (``ppi_py.ppi_mean_power``). The plan is the one
+of the dimension that needs the most people-only labels, unless a dimension is named. Without
+labelled items yet, stated values (people's standard deviation or share, the model-human
+correlation) plan instead (``plan_labels``, ``ppi_py.ppi_power``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from annotation.models import Project
+from validation.estimates.build import EstimateParameters, estimate_inputs, inverse_probability_weights
+from validation.estimates.inference import MIN_LABELLED, PlanResult, plan_from_sample, plan_labels
+
+__all__ = ["StatedValues", "plan_json", "project_plan"]
+
+BAD_HALF_WIDTH = "half-width must be a number above 0"
+UNKNOWN_DIMENSION = "no dimension {name!r}; dimensions: {names}"
+NEEDS_STATED = (
+    "fewer than 2 labelled items: state people's standard deviation (or share) and the model-human correlation"
+)
+BAD_STATED = "state a share between 0 and 1, or a standard deviation above 0, and a correlation between -1 and 1"
+#: Half-widths the page's plot shows, as multiples of the target.
+CURVE_STEPS = tuple(np.round(np.geomspace(0.5, 4, 15), 3))
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatedValues:
+    """What to plan with before any item is labelled."""
+
+    sd: float | None = None
+    share: float | None = None
+    correlation: float = 0.0
+
+    def spread(self) -> float:
+        if not -1 <= self.correlation <= 1:
+            raise ValueError(BAD_STATED)
+        if self.share is not None:
+            if not 0 < self.share < 1:
+                raise ValueError(BAD_STATED)
+            return math.sqrt(self.share * (1 - self.share))
+        if self.sd is None or not self.sd > 0:
+            raise ValueError(BAD_STATED)
+        return self.sd
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    result: PlanResult
+    dimension: str
+    basis: str
+    current_n: int
+    #: (half-width, people-only n, prediction-powered n) for the plot.
+    curve: tuple[tuple[float, int | None, int | None], ...]
+
+
+def project_plan(
+    *,
+    project: Project,
+    run: int,
+    half_width: float,
+    alpha: float = 0.05,
+    dimension: str | None = None,
+    stated: StatedValues | None = None,
+) -> Plan:
+    """The labels needed for ``half_width`` at ``1 - alpha`` (ValueError for bad input)."""
+    if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not half_width > 0:
+        raise ValueError(BAD_HALF_WIDTH)
+    inputs = estimate_inputs(project=project, parameters=EstimateParameters(run=run, alpha=alpha))
+    names = [name for name, _ in inputs.dimensions]
+    if dimension is not None and dimension not in names:
+        raise ValueError(UNKNOWN_DIMENSION.format(name=dimension, names=", ".join(names)))
+    candidates = [dimension] if dimension else names
+
+    def plan_for(name: str, width: float) -> tuple[PlanResult, int]:
+        model, human = inputs.model[name], inputs.human[name]
+        has_model = ~np.isnan(model)
+        labelled = has_model & ~np.isnan(human)
+        population = int(has_model.sum())
+        n = int(labelled.sum())
+        if n >= MIN_LABELLED:
+            w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
+            return plan_from_sample(
+                human[labelled], model[labelled], half_width=width, alpha=alpha, population=population, w=w
+            ), n
+        if stated is None:
+            raise ValueError(NEEDS_STATED)
+        return plan_labels(
+            half_width=width, alpha=alpha, sd=stated.spread(), correlation=stated.correlation, population=population
+        ), n
+
+    plans = {name: plan_for(name, half_width) for name in candidates}
+    chosen = max(candidates, key=lambda name: plans[name][0].people_only_n or 0)
+    result, n = plans[chosen]
+    basis = f"sample of {n}" if n >= MIN_LABELLED else "stated values"
+    curve = []
+    for step in CURVE_STEPS:
+        point, _ = plan_for(chosen, half_width * float(step))
+        curve.append((half_width * float(step), point.people_only_n, point.prediction_powered_n))
+    return Plan(result=result, dimension=chosen, basis=f"{basis}, dimension {chosen}", current_n=n, curve=tuple(curve))
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The ``plan_sample`` JSON (keys fixed)."""
+    return {
+        "half_width": plan.result.half_width,
+        "alpha": plan.result.alpha,
+        "people_only_n": plan.result.people_only_n,
+        "prediction_powered_n": plan.result.prediction_powered_n,
+        "basis": plan.basis,
+    }
