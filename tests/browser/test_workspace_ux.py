@@ -59,13 +59,20 @@ def test_tex_renders_with_katex_and_script_in_item_text_never_runs(page, live_se
 
 
 def test_tex_in_an_item_served_by_htmx_renders_too(page, live_server, sign_in, copa_project):
-    project = copa_project(["Plain first question.", "Second: $a^2 + b^2 = c^2$."])
+    # Each annotator has an order of their own: either item may come first, so both carry a formula
+    # and the check waits for the other one's to be typeset after the swap.
+    project = copa_project(["First: $a^2 + b^2 = c^2$.", "Second: $e^{i\\pi} + 1 = 0$."])
     sign_in(page, "ann1")
     open_workspace(page, live_server, project)
+    first = page.locator(".context .text").first.text_content()
     for key in "222222":
         page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_selector(".math-inline .katex")
+    page.wait_for_function(
+        "first => { const text = document.querySelector('.context .text');"
+        " return text && text.textContent !== first && text.querySelector('.math-inline .katex'); }",
+        arg=first,
+    )
     assert Annotation.objects.count() == 1
 
 
