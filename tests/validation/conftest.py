@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.management import execute_from_command_line
 
 from annotation.models import Annotation, Item, Project
 
@@ -97,3 +98,20 @@ def reference_kind(settings) -> Iterator[str]:
     _registry.cache_clear()
     yield "reference_rating"
     _registry.cache_clear()
+
+
+def run_command(capsys, command: str, *argv: str) -> tuple[int, str, str]:
+    """Run ``command`` as ``manage.py`` would; return (exit code, stdout, stderr)."""
+    try:
+        execute_from_command_line(["manage.py", command, *argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def keep_test_connection(monkeypatch):
+    """manage.py closes every connection when a command ends; the test's transaction must survive it."""
+    monkeypatch.setattr("django.db.connections.close_all", lambda: None)

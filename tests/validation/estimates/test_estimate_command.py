@@ -9,28 +9,16 @@ from django.core.management import execute_from_command_line
 
 from annotation.models import SampleItem
 from annotation.sampling import validation_sample_draw
-from tests.validation.conftest import add_items, annotate, copa_value, suggest
+from tests.validation.conftest import add_items, annotate, copa_value, run_command, suggest
 from validation.estimates.build import UNIFORM_NOTE
 from validation.models import ReportSnapshot
 
-pytestmark = pytest.mark.django_db(transaction=False)
+pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.usefixtures("keep_test_connection")]
 FACTORS = ("CT", "SA", "SC", "CLM", "MS", "AMR")
 
 
-@pytest.fixture(autouse=True)
-def _keep_connection(monkeypatch):
-    """manage.py closes every connection when a command ends; the test's transaction must survive it."""
-    monkeypatch.setattr("django.db.connections.close_all", lambda: None)
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        execute_from_command_line(["manage.py", "estimate", *argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(capsys, "estimate", *argv)
 
 
 @pytest.fixture

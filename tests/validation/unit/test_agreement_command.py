@@ -10,30 +10,17 @@ import json
 
 import numpy as np
 import pytest
-from django.core.management import execute_from_command_line
 
-from tests.validation.conftest import add_items, annotate, copa_value, suggest
+from tests.validation.conftest import add_items, annotate, copa_value, run_command, suggest
 from tests.validation.unit.test_agreement import KRIPPENDORFF_C
 from tests.validation.unit.test_ratings import store_matrix
 from validation.models import ReportSnapshot
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _keep_the_test_connection(monkeypatch):
-    """manage.py closes every connection when a command ends; the test's transaction must survive it."""
-    monkeypatch.setattr("django.db.connections.close_all", lambda: None)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("keep_test_connection")]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        execute_from_command_line(["manage.py", "agreement", *argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(capsys, "agreement", *argv)
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command, execute_from_command_line
+from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from tests.validation.conftest import run_command
 from validation.agreement import Rating
 from validation.ratings_io import RatingsFileInvalid, read_ratings
 
@@ -49,14 +50,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run the command as ``manage.py`` would; return (exit code, stdout, stderr)."""
-    try:
-        execute_from_command_line(["manage.py", "agreement_stats", *argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(capsys, "agreement_stats", *argv)
 
 
 class AgreementStatsCommandTests:
