@@ -17,9 +17,10 @@ thread or a free server worker is part of it (no coordinated omission).
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
 
 The database is whatever DATABASE_URL names (PostgreSQL expected). The server runs as
-config/gunicorn.conf.py sets it up unless ``--worker-class``, ``--workers`` or ``--threads`` say
-otherwise; ``--request-trace PATH`` has each worker log where its requests' time went. The last line
-is ``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n> next_p99_ms=<n> submit_p99_ms=<n>``:
+config/gunicorn.conf.py sets it up (bench/gunicorn_trace.py adds the trace hooks) unless
+``--worker-class``, ``--workers`` or ``--threads`` say otherwise; ``--request-trace PATH`` has each
+worker log where its requests' time went. The last line is
+``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n> next_p99_ms=<n> submit_p99_ms=<n>``:
 the highest rate whose p95 of both request types stayed within 50 ms with every request answered on
 time and without error, and the p95 and p99 figures at that rate (at the lowest rate when no rate held).
 """
@@ -212,7 +213,7 @@ def gunicorn(
     command = [
         str(Path(sys.executable).with_name("gunicorn")),
         "config.wsgi:application",
-        "--config=config/gunicorn.conf.py",
+        "--config=bench/gunicorn_trace.py",
         f"--bind={HOST}:{port}",
         f"--worker-class={worker_class}",
         f"--workers={workers}",
@@ -683,7 +684,7 @@ def print_step(step: Step) -> None:
 
 
 def server_env(args: argparse.Namespace) -> dict[str, str]:
-    """What the server's gunicorn hooks read (config/gunicorn.conf.py)."""
+    """What the server's gunicorn hooks read (config/gunicorn.conf.py, bench/gunicorn_trace.py)."""
     env = {"CONCORD_GC_FREEZE": "false" if args.no_gc_freeze else "true"}
     if args.gc_trace:
         env["CONCORD_GC_TRACE"] = args.gc_trace
@@ -694,7 +695,7 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class RequestTimes:
-    """Where one request's time went inside the server (config/gunicorn.conf.py, per thread)."""
+    """Where one request's time went inside the server (bench/gunicorn_trace.py, per thread)."""
 
     finished: float
     wall: float

@@ -1,7 +1,7 @@
 """Generation-run throughput: Stack Exchange threads → IPQA items through the openai backend on real
 Celery workers, against the local fake OpenAI-compatible server.
 
-The server (``judges.fake_server``, in its own process) answers every request at once with a valid
+The server (``tests.support.fake_server``, in its own process) answers every request at once with a valid
 answer, so the time measured is Concord's own: storing the source records, building prompts, the
 openai client, reading and checking answers into item payloads, Celery, the database, and the one
 atomic import of the items at the end. The records are the threads of fixtures/sources/ repeated

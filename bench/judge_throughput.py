@@ -1,6 +1,6 @@
 """LLM pre-annotation throughput: CoPA items through the openai backend on real Celery workers.
 
-A local OpenAI-compatible server (``judges.fake_server``, in its own process) answers every request
+A local OpenAI-compatible server (``tests.support.fake_server``, in its own process) answers every request
 at once with a valid answer, so the time measured is Concord's own: building prompts, the openai
 client, reading and checking answers, Celery and the database. Worker processes (``celery worker
 --pool=solo``, one per ``--workers``) run the chunks as in production.
@@ -50,7 +50,7 @@ def cpu_seconds(pid: int) -> float:
 
 def start_server(port: int) -> subprocess.Popen:
     server = subprocess.Popen(
-        [sys.executable, "-m", "judges.fake_server", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL
+        [sys.executable, "-m", "tests.support.fake_server", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -9,9 +9,9 @@ import pytest
 from annotation.kinds import get_kind
 from annotation.models import Item, Project
 from annotation.services import project_create
-from judges.fake_server import FakeLLMServer
 from judges.models import Judge
 from judges.services import judge_get_or_create
+from tests.support.fake_server import FakeLLMServer
 
 
 @pytest.fixture(autouse=True)

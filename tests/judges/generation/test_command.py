@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Item
-from judges.fake_server import Reply, valid_answer
 from tests.judges.generation.conftest import LABELS, write_threads
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ from annotation.assignments import assignment_claim_next
 from annotation.models import Item, Role, SuggestionExposure
 from annotation.selectors import visible_suggestion
 from annotation.services import annotation_submit, membership_add
-from judges.fake_server import Reply
 from judges.models import JudgeRun, Suggestion
 from tests.judges.generation.conftest import LABELS, run_now
+from tests.support.fake_server import Reply
 from validation.reports import ReportParameters, build_report
 
 pytestmark = pytest.mark.django_db

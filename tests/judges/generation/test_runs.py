@@ -10,7 +10,6 @@ import pytest
 from annotation.kinds.copa_likert import FACTORS
 from annotation.models import Item
 from judges.errors import JudgeInvalid, RunStateError
-from judges.fake_server import Reply, valid_answer
 from judges.generation.execution import generation_chunk_process
 from judges.generation.services import (
     GENERATION_ACTIVE,
@@ -22,6 +21,7 @@ from judges.generation.services import (
 from judges.models import GenerationRecord
 from judges.tasks import generation_run_dispatch
 from tests.judges.generation.conftest import LABELS, run_now, write_threads
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ from django.urls import reverse
 
 from annotation.models import Item, Role
 from annotation.services import membership_add
-from judges.fake_server import Reply, valid_answer
 from judges.generation_views import SOURCE_TOO_LARGE
 from judges.models import GenerationRun
 from tests.judges.generation.conftest import write_threads
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -11,12 +11,12 @@ import threading
 
 import pytest
 
-from judges.fake_server import FakeLLMServer, valid_answer
 from judges.models import JudgeChunk, JudgeRun, Suggestion
 from judges.services import judge_run_start
 from judges.tasks import judge_run_dispatch
 from tests.integration import conftest as integration
 from tests.judges.conftest import add_items, make_judge
+from tests.support.fake_server import FakeLLMServer, valid_answer
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

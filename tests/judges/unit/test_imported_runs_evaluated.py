@@ -9,8 +9,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from judges.fake_server import Reply, valid_answer
 from judges.models import JudgeRun
+from tests.support.fake_server import Reply, valid_answer
 from tests.validation.conftest import annotate, copa_value
 from tests.validation.evaluations.conftest import copa_item
 from validation.reports import ReportParameters, build_report

@@ -13,9 +13,9 @@ import pytest
 from django.db import connection
 
 from annotation.kinds.copa_likert import FACTORS
-from judges.fake_server import Reply, valid_answer
 from judges.models import Judge, Suggestion
 from tests.judges.conftest import add_items, make_judge, run_now
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

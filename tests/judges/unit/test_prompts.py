@@ -13,9 +13,9 @@ from jsonschema import Draft202012Validator
 import judges.kinds
 from annotation.kinds import get_kind
 from judges.errors import JudgeOutputInvalid
-from judges.fake_server import answer_from_schema
 from judges.kinds.intent_mcq.prompts import LETTERS, MCQ_PROMPTING, MCQ_SHUFFLE_SEEDS
 from judges.prompting import TemplatePrompt, all_prompts, get_prompt, prompts_for, schema_problems
+from tests.support.fake_server import answer_from_schema
 
 #: Where each kind's prompt classes and template files live: judges/kinds/<kind>/.
 JUDGE_KINDS_DIR = Path(judges.kinds.__file__).resolve().parent

@@ -12,10 +12,10 @@ from django.core.management.base import CommandError
 from annotation.kinds import get_kind
 from judges.backends.baseline import BaselineBackend
 from judges.errors import MODEL_REQUIRED
-from judges.fake_server import Reply, valid_answer
 from judges.management.commands.run_judge import Command
 from judges.models import Judge, JudgeChunk, Suggestion
 from tests.judges.conftest import add_items
+from tests.support.fake_server import Reply, valid_answer
 
 
 def run_judge(*args: str) -> tuple[dict, str]:

@@ -19,7 +19,6 @@ from judges.errors import (
     RunStateError,
 )
 from judges.execution import chunk_abandon, chunk_claim, chunk_record, judge_chunk_process
-from judges.fake_server import Reply, valid_answer
 from judges.models import JudgeChunk, Suggestion
 from judges.selectors import run_progress, suggestion_values
 from judges.services import (
@@ -32,6 +31,7 @@ from judges.services import (
 )
 from judges.tasks import judge_run_dispatch
 from tests.judges.conftest import add_items, make_judge, run_now
+from tests.support.fake_server import Reply, valid_answer
 
 # The lease thread has its own database connection: it must see committed rows.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from judges.fake_server import Reply, valid_answer
 from judges.models import JudgeRun, Suggestion
 from judges.selectors import run_progress, runs_for_project, suggestion_for_display, suggestion_values
 from judges.services import judge_run_cancel, judge_run_start
 from tests.judges.conftest import add_items, make_judge, run_now
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

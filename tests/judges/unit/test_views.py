@@ -7,10 +7,10 @@ from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
-from judges.fake_server import Reply, valid_answer
 from judges.models import Judge, JudgeRun
 from judges.services import judge_run_start
 from tests.judges.conftest import add_items, make_judge, run_now
+from tests.support.fake_server import Reply, valid_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,13 +10,13 @@ import threading
 import pytest
 
 from annotation.models import Item
-from judges.fake_server import FakeLLMServer, valid_answer
 from judges.generation.services import generation_run_start
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun
 from judges.tasks import generation_run_dispatch
 from tests.integration import conftest as integration
 from tests.judges.generation.conftest import write_threads
 from tests.judges.integration.test_worker_killed_mid_run import start_worker, workers  # noqa: F401 - fixture
+from tests.support.fake_server import FakeLLMServer, valid_answer
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

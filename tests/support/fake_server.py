@@ -8,7 +8,7 @@ Retry-After, 500, ...), a delay, or by dropping the connection without an answer
     with FakeLLMServer(script) as server:        # in-process, on a thread
         judge base URL = server.base_url
 
-    python -m judges.fake_server --port 8001     # standalone, default answers
+    python -m tests.support.fake_server --port 8001     # standalone, default answers
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Test and bench tooling that production code never imports."""
