@@ -66,7 +66,7 @@ def fresh_project(slug: str):
 
 def run_to_end(project, source: Path, *, concurrency: int, chunk_size: int, timeout: float):
     from judges.generation.services import generation_run_start
-    from judges.tasks import generation_run_dispatch
+    from judges.tasks import run_dispatch
 
     started = time.perf_counter()
     run = generation_run_start(
@@ -78,7 +78,7 @@ def run_to_end(project, source: Path, *, concurrency: int, chunk_size: int, time
         concurrency=concurrency,
         chunk_size=chunk_size,
     )
-    generation_run_dispatch(run_id=run.pk)
+    run_dispatch(run_type="generation", run_id=run.pk)
     return wait_for_run(run, started=started, timeout=timeout)
 
 

@@ -94,12 +94,12 @@ def fresh_project(slug: str, items: int):
 
 def run_to_end(project, *, concurrency: int, chunk_size: int, timeout: float) -> tuple[object, float]:
     from judges.services import judge_get_or_create, judge_run_start
-    from judges.tasks import judge_run_dispatch
+    from judges.tasks import run_dispatch
 
     judge, _ = judge_get_or_create(project=project, backend="openai", name="bench", model="bench", seed=42)
     started = time.perf_counter()
     run = judge_run_start(judge=judge, project=project, concurrency=concurrency, chunk_size=chunk_size)
-    judge_run_dispatch(run_id=run.pk)
+    run_dispatch(run_type="judge", run_id=run.pk)
     return wait_for_run(run, started=started, timeout=timeout)
 
 

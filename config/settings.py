@@ -439,8 +439,6 @@ CONCORD_JUDGE_BACKENDS = {
     "baseline": "judges.backends.baseline.BaselineBackend",
     "imported": "judges.backends.imported.ImportedBackend",
 }
-# In-process vLLM chunks go to GPU workers only: `celery -A config worker -Q gpu` on GPU hosts.
-CELERY_TASK_ROUTES = {
-    "judges.tasks.judge_chunk_gpu_task": {"queue": "gpu"},
-    "judges.tasks.generation_chunk_gpu_task": {"queue": "gpu"},
-}
+# In-process vLLM chunks (of judge and generation runs) go to GPU workers only: `celery -A config
+# worker -Q gpu` on GPU hosts.
+CELERY_TASK_ROUTES = {"judges.tasks.run_chunk_gpu_task": {"queue": "gpu"}}

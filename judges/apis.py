@@ -21,11 +21,12 @@ from annotation.apis import member_project
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from judges.backends import runnable_backend_choices
+from judges.execution import JUDGE_RUNS
 from judges.models import JudgeRun
 from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
 from judges.selectors import run_progress, runs_for_project
 from judges.services import judge_get_or_create, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 
 RESEARCHERS = {Role.RESEARCHER}
 
@@ -95,7 +96,7 @@ class JudgeRunListApi(APIView):
         concurrency = options.pop("concurrency")
         judge, _ = judge_get_or_create(project=project, created_by=request.user, **options)
         run = judge_run_start(judge=judge, project=project, concurrency=concurrency, created_by=request.user)
-        transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
+        transaction.on_commit(lambda: run_dispatch(run_type=JUDGE_RUNS, run_id=run.pk))
         return Response(RunOutput(run_progress(run=run)).data, status=status.HTTP_201_CREATED)
 
 

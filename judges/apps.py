@@ -12,6 +12,10 @@ class JudgesConfig(AppConfig):
         # Modules that need the models load here. endpoints and the setup_steps modules register on import:
         # the start-up check of the configured endpoints, and this app's steps of the project checklist.
         from judges import endpoints, setup_steps  # noqa: F401
+
+        # The run types of the run engine (judges.runs) register on import.
+        from judges import execution as judge_runs  # noqa: F401
+        from judges.generation import execution as generation_runs  # noqa: F401
         from judges.generation import setup_steps as generation_setup_steps  # noqa: F401
         from judges.item_panels import suggestions_panel
         from judges.selectors import suggestion_for_display

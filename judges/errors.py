@@ -6,8 +6,8 @@ from annotation.errors import ConcordError
 
 JUDGE_OF_ANOTHER_PROJECT = "judge {judge!r} belongs to another project; create it on project {project!r}"
 RUN_ALREADY_ACTIVE = "run {run} of this judge on this project is still running; cancel it or wait for it"
-CANNOT_CANCEL = "run {run} is {status}; only a running run can be cancelled"
-CANNOT_RESUME = "run {run} is {status}; only a cancelled or stopped run can be resumed"
+CANNOT_CANCEL = "{label} {run} is {status}; only a running run can be cancelled"
+CANNOT_RESUME = "{label} {run} is {status}; only a cancelled or stopped run can be resumed"
 UNKNOWN_PROMPT = "unknown prompt {prompt!r}; prompts for {kind!r} with backend {backend!r}: {known}"
 NOT_RUNNABLE = "judge {judge!r} is {backend}: its outputs come from a file, so it cannot be run; import a new file"
 UNKNOWN_BACKEND = "unknown backend {backend!r}; choose one of {known}"

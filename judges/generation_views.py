@@ -11,49 +11,38 @@ import tempfile
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.shortcuts import redirect, render
 
-from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
-from annotation.models import Project, Role
+from annotation.models import Project
 from judges.errors import JudgeError
+from judges.generation.execution import GENERATION_RUNS
 from judges.generation.forms import GenerateForm
 from judges.generation.selectors import (
     generation_failures,
-    generation_progress,
     generation_runs_for_project,
     generation_tokens,
 )
-from judges.generation.services import generation_run_cancel, generation_run_resume, generation_run_start
-from judges.models import GenerationRun
-from judges.tasks import generation_run_dispatch
+from judges.generation.services import generation_run_start
+from judges.runs.views import project_run, researcher_project
+from judges.selectors import run_progress
+from judges.tasks import run_dispatch
 
-NOT_A_RESEARCHER = "Only the project's researchers can generate items."
 SOURCE_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); use the command line"
 RUNS_SHOWN = 20
 FAILURES_PER_PAGE = 25
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
-def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
-
-
-def _run(project: Project, run_id: int) -> GenerationRun:
-    return get_object_or_404(GenerationRun.objects.select_related("project"), pk=run_id, project=project)
-
-
 def _page(request: HttpRequest, project: Project, form: GenerateForm | None = None, status: int = 200) -> HttpResponse:
     context = {
         "project": project,
         "form": form or GenerateForm(project=project),
-        "runs": [generation_progress(run=r) for r in generation_runs_for_project(project=project)[:RUNS_SHOWN]],
+        "runs": [run_progress(run=r) for r in generation_runs_for_project(project=project)[:RUNS_SHOWN]],
         "max_bytes": _max_bytes(),
     }
     return render(request, "judges/generate.html", context, status=status)
@@ -65,7 +54,7 @@ def _max_bytes() -> int:
 
 @login_required
 def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     if request.method != "POST":
         return _page(request, project)
     form = GenerateForm(request.POST, request.FILES, project=project)
@@ -107,50 +96,19 @@ def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
         except (JudgeError, ValidationFailed) as exc:
             form.add_error(None, exc.message)
             return _page(request, project, form, status=400)
-    transaction.on_commit(lambda: generation_run_dispatch(run_id=run.pk))
+    transaction.on_commit(lambda: run_dispatch(run_type=GENERATION_RUNS, run_id=run.pk))
     return redirect("generation_run_detail", slug=project.slug, run_id=run.pk)
 
 
 @login_required
 def generation_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    run = _run(project, run_id)
+    project = researcher_project(request, slug)
+    run = project_run(project, GENERATION_RUNS, run_id)
     failures = Paginator(generation_failures(run=run), FAILURES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "project": project,
-        "p": generation_progress(run=run),
+        "p": run_progress(run=run),
         "tokens": generation_tokens(run=run),
         "failures": failures,
     }
     return render(request, "judges/generate_run.html", context)
-
-
-@login_required
-def generation_run_progress(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    context = {"project": project, "p": generation_progress(run=_run(project, run_id))}
-    return render(request, "judges/generate.html#generation-progress", context)
-
-
-@login_required
-@require_POST
-def generation_run_cancel_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    try:
-        generation_run_cancel(run=_run(project, run_id))
-    except JudgeError as exc:
-        messages.error(request, exc.message)
-    return redirect("generation_run_detail", slug=project.slug, run_id=run_id)
-
-
-@login_required
-@require_POST
-def generation_run_resume_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    try:
-        run = generation_run_resume(run=_run(project, run_id))
-    except JudgeError as exc:
-        messages.error(request, exc.message)
-    else:
-        transaction.on_commit(lambda: generation_run_dispatch(run_id=run.pk))
-    return redirect("generation_run_detail", slug=project.slug, run_id=run_id)

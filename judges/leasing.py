@@ -168,27 +168,6 @@ def chunks_to_resend(chunk_model: type[models.Model], *, run_id: int) -> tuple[l
     return ids, None
 
 
-def cancel_run(run: models.Model, *, cannot_cancel: str, error: type[Exception]) -> models.Model:
-    """Stop a running run (locked): workers finish the request in hand, keep what is done, and hand
-    chunks back. ``error`` with ``cannot_cancel`` (naming ``run`` and ``status``) if it is not running."""
-    model = type(run)
-    run = model.objects.select_for_update().get(pk=run.pk)
-    if run.status != RUNNING:
-        raise error(cannot_cancel.format(run=run.pk, status=run.get_status_display().lower()))
-    run.status, run.finished_at, run.watch_token = model.Status.CANCELLED, timezone.now(), ""
-    run.save(update_fields=["status", "finished_at", "watch_token"])
-    return run
-
-
-def lock_for_resume(run: models.Model, *, cannot_resume: str, error: type[Exception]) -> models.Model:
-    """The run locked, when it is cancelled or stopped; ``error`` with ``cannot_resume`` otherwise."""
-    model = type(run)
-    run = model.objects.select_for_update().get(pk=run.pk)
-    if run.status not in (model.Status.CANCELLED, model.Status.FAILED):
-        raise error(cannot_resume.format(run=run.pk, status=run.get_status_display().lower()))
-    return run
-
-
 def restart_run(run: models.Model) -> None:
     """Set a locked run running again from where it was. A chunk whose worker gave up on a repeated
     error gets a fresh count of claims and sends; rate and ETA count from now."""

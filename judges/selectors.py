@@ -11,16 +11,13 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.models import Item, Project
-from judges.models import Judge, JudgeRun, Suggestion
+from judges.models import Judge, JudgeRun, RunState, Suggestion
+from judges.runs.types import RunType, run_type_of
 
 
 def runs_for_project(*, project: Project) -> QuerySet[JudgeRun]:
     """The project's runs, newest first, with their judges."""
     return JudgeRun.objects.filter(project=project).select_related("judge").order_by("-created_at", "-id")
-
-
-def running_run_ids() -> list[int]:
-    return list(JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).values_list("pk", flat=True))
 
 
 def judges_for_project(*, project: Project) -> QuerySet[Judge]:
@@ -88,9 +85,15 @@ def suggestion_for_display(*, item: Item) -> Suggestion | None:
 
 @dataclass(frozen=True)
 class RunProgress:
-    run: JudgeRun
+    """A run's counts, rate and ETA, for a run of any run type (judges.runs.types)."""
+
+    run: RunState
     items_per_s: float | None
     eta_seconds: float | None
+
+    @property
+    def run_type(self) -> RunType:
+        return run_type_of(self.run)
 
     @property
     def done(self) -> int:
@@ -123,7 +126,7 @@ class RunProgress:
         }
 
 
-def run_progress(*, run: JudgeRun) -> RunProgress:
+def run_progress(*, run: RunState) -> RunProgress:
     """Done / failed / total from the run row; items/s over the time since the run last (re)started."""
     end = run.finished_at if run.finished_at and not run.is_active else timezone.now()
     rate = eta = None

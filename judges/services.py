@@ -1,19 +1,17 @@
-"""Writes: judges, runs and their lifecycle (start, cancel, resume, watch). Keyword-only and atomic.
+"""Writes: judges, and the start of their runs. Keyword-only and atomic.
 
-Services never enqueue Celery tasks themselves (tasks import services, not the reverse): callers
-send what a service returns through ``judges.tasks.judge_run_dispatch`` on commit.
+A run's lifecycle (cancel, resume, watch, record) is the run engine's (judges.runs). Services never
+enqueue Celery tasks themselves (tasks import services, not the reverse): callers send a started
+run through ``judges.tasks.run_dispatch`` on commit.
 """
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.errors import FieldError, ValidationFailed
@@ -22,9 +20,6 @@ from judges.backends import backend_class, get_backend, runnable_backend_names
 from judges.backends.base import JudgeBackend
 from judges.endpoints import DEFAULT_ENDPOINT, UnknownEndpoint, UnknownModel, get_endpoint, local_model_source
 from judges.errors import (
-    CANNOT_CANCEL,
-    CANNOT_RESUME,
-    CHUNK_GAVE_UP,
     JUDGE_EXISTS,
     JUDGE_OF_ANOTHER_PROJECT,
     MODEL_REQUIRED,
@@ -36,9 +31,9 @@ from judges.errors import (
     JudgeInvalid,
     RunStateError,
 )
-from judges.leasing import cancel_run, chunks_to_resend, lock_for_resume, pending_chunk_ids, restart_run, stop_run
 from judges.models import Judge, JudgeChunk, JudgeRun
 from judges.prompting import Prompt, get_prompt, prompts_for, sha256_json
+from judges.runs.services import run_chunks_create, run_save_new
 
 DEFAULT_SEED = 42  # the generation seed of the IntentGrasp paper's experiments (its Appendix B.1)
 DEFAULT_MAX_TOKENS = 2048  # likewise
@@ -187,22 +182,6 @@ def judge_create(**options: Any) -> Judge:
 # -- runs -------------------------------------------------------------------------------------------
 
 
-def _chunk_ranges(item_ids, size: int):
-    """Consecutive id ranges of at most ``size`` items, from ids in ascending order."""
-    first = last = None
-    count = 0
-    for item_id in item_ids:
-        if count == size:
-            yield first, last, count
-            first, count = None, 0
-        if first is None:
-            first = item_id
-        last = item_id
-        count += 1
-    if count:
-        yield first, last, count
-
-
 @transaction.atomic
 def judge_run_start(
     *,
@@ -212,7 +191,7 @@ def judge_run_start(
     chunk_size: int | None = None,
     created_by: Any = None,
 ) -> JudgeRun:
-    """A running run over the project's items, split into chunks. Send it with ``judge_run_dispatch``."""
+    """A running run over the project's items, split into chunks. Send it with ``judges.tasks.run_dispatch``."""
     if judge.project_id != project.pk:
         raise JudgeInvalid(JUDGE_OF_ANOTHER_PROJECT.format(judge=judge.name, project=project.slug))
     if not backend_class(judge.backend).runs_items:
@@ -233,17 +212,15 @@ def judge_run_start(
         started_at=now,
         resumed_at=now,
     )
-    try:
-        run.full_clean()
-    except ValidationError as exc:
-        raise ValidationFailed([FieldError(f, "; ".join(m)) for f, m in exc.message_dict.items()]) from None
-    run.save()
+    run_save_new(run)
     ids = Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)
-    chunks = [
-        JudgeChunk(run=run, number=n, first_item_id=first, last_item_id=last, size=count)
-        for n, (first, last, count) in enumerate(_chunk_ranges(ids.iterator(chunk_size=10_000), size))
-    ]
-    JudgeChunk.objects.bulk_create(chunks, batch_size=1000)
+    chunks = run_chunks_create(
+        run=run,
+        numbers=ids.iterator(chunk_size=10_000),
+        make=lambda n, first, last, count: JudgeChunk(
+            run=run, number=n, first_item_id=first, last_item_id=last, size=count
+        ),
+    )
     run.total = run.pending_count = sum(c.size for c in chunks)
     run.last_item_id = chunks[-1].last_item_id if chunks else 0
     fields = ["total", "pending_count", "last_item_id"]
@@ -252,93 +229,3 @@ def judge_run_start(
         fields += ["status", "finished_at"]
     run.save(update_fields=fields)
     return run
-
-
-@transaction.atomic
-def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
-    """Stop a running run. Workers finish the request in hand, keep what is done, and hand chunks back."""
-    return cancel_run(run, cannot_cancel=CANNOT_CANCEL, error=RunStateError)
-
-
-@transaction.atomic
-def judge_run_resume(*, run: JudgeRun) -> JudgeRun:
-    """Run a cancelled or stopped run again from where it was; finished items are kept, not redone."""
-    run = lock_for_resume(run, cannot_resume=CANNOT_RESUME, error=RunStateError)
-    other = JudgeRun.objects.filter(judge=run.judge, project=run.project, status=JudgeRun.Status.RUNNING).first()
-    if other is not None:
-        raise RunStateError(RUN_ALREADY_ACTIVE.format(run=other.pk))
-    restart_run(run)
-    return run
-
-
-def judge_run_stop(*, run_id: int, reason: str) -> None:
-    """Stop a run on an error every item would hit (bad key, unknown model, a chunk failing over and over)."""
-    stop_run(JudgeRun, run_id=run_id, reason=reason)
-
-
-def judge_run_refresh(*, run_id: int) -> JudgeRun:
-    """Recount the run from its chunks and complete it when every chunk is done. Call inside a transaction
-    that holds the run row (select_for_update), so concurrent chunk results are counted one at a time."""
-    run = JudgeRun.objects.get(pk=run_id)
-    chunks = JudgeChunk.objects.filter(run_id=run_id)
-    sums = chunks.aggregate(total=Sum("size"), ok=Sum("ok_count"), failed=Sum("failed_count"))
-    # A chunk's size is recounted when it is recorded, so items deleted meanwhile leave the total.
-    run.total, run.ok_count, run.failed_count = sums["total"] or 0, sums["ok"] or 0, sums["failed"] or 0
-    run.pending_count = max(0, run.total - run.ok_count - run.failed_count)
-    fields = ["total", "ok_count", "failed_count", "pending_count"]
-    if run.status == JudgeRun.Status.RUNNING and not chunks.exclude(status=JudgeChunk.Status.DONE).exists():
-        run.status, run.finished_at, run.watch_token = JudgeRun.Status.COMPLETED, timezone.now(), ""
-        fields += ["status", "finished_at", "watch_token"]
-    run.save(update_fields=fields)
-    return run
-
-
-# -- sending chunks and watching runs -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """Chunks to send to the workers, and where."""
-
-    run_id: int
-    chunk_ids: list[int]
-    gpu: bool
-
-
-def judge_run_chunks_mark_sent(*, run_id: int) -> Dispatch:
-    """Mark every waiting chunk of a running run as sent now, and return them to send."""
-    run = JudgeRun.objects.select_related("judge").get(pk=run_id)
-    ids = pending_chunk_ids(JudgeChunk, run_id=run.pk) if run.status == JudgeRun.Status.RUNNING else []
-    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)
-
-
-def judge_run_new_watch(*, run_id: int) -> str | None:
-    """A new watch token for a running run (older watchers then stop), or None if it is not running."""
-    token = uuid.uuid4().hex
-    updated = JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(watch_token=token)
-    return token if updated else None
-
-
-@transaction.atomic
-def judge_run_watch(*, run_id: int, token: str) -> Dispatch | None:
-    """One look at a running run: hand out again the chunks whose worker vanished.
-
-    A chunk whose lease ran out lost its worker (killed, or its host went away): it waits again and
-    is sent anew. Waiting chunks are also sent again when nothing of the run is running and their
-    last send is old, since a broker can lose messages (a restarted Redis without persistence, a
-    killed worker that had taken a message off the filesystem queue); the interval doubles with each
-    resend. Duplicates are harmless: only one worker can claim a chunk. Returns the chunks to send,
-    or None when this watcher should stop (the run is not running, or a newer watcher took over).
-    """
-    run = JudgeRun.objects.select_for_update().select_related("judge").filter(pk=run_id).first()
-    if run is None or run.status != JudgeRun.Status.RUNNING or run.watch_token != token:
-        return None
-    ids, gave_up = chunks_to_resend(JudgeChunk, run_id=run.pk)
-    if gave_up is not None:
-        error = gave_up.last_error or "its worker stopped renewing the lease"
-        judge_run_stop(
-            run_id=run.pk, reason=CHUNK_GAVE_UP.format(number=gave_up.number, attempts=gave_up.attempts, error=error)
-        )
-        return None
-    judge_run_refresh(run_id=run.pk)
-    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.judge.backend).gpu)

@@ -1,4 +1,5 @@
-"""Researcher pages: judges, runs with live progress, failed items with their raw output.
+"""Researcher pages: judges, runs, failed items with their raw output (a run's progress, cancel and
+resume are the run engine's pages, judges.runs.views).
 
 Thin: check access, call a service or selector, render. htmx polls the progress partial while a run
 runs. Annotators never reach these pages: what a judge said stays out of their sight unless the
@@ -13,24 +14,24 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_POST
 
-from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
-from annotation.models import Project, Role
+from annotation.models import Project
 from judges.errors import JudgeError, JudgeExists
+from judges.execution import JUDGE_RUNS
 from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
 from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
+from judges.runs.views import project_run, researcher_project
 from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
-from judges.services import judge_create, judge_run_cancel, judge_run_resume, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.services import judge_create, judge_run_start
+from judges.tasks import run_dispatch
 
-NOT_A_RESEARCHER = "Only the project's researchers can see and run LLM judges."
 RUNS_SHOWN = 20
 ITEMS_PER_PAGE = 50
 #: The run page's item filter (``?show=``): every item, or only the OK or failed ones.
@@ -39,12 +40,8 @@ SHOW_LABELS = (("all", "every item"), ("ok", "answered"), ("failed", "failed"))
 UPLOAD_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES); use the import_run command"
 
 
-def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
-
-
 def _run(project: Project, run_id: int) -> JudgeRun:
-    return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, project=project)
+    return project_run(project, JUDGE_RUNS, run_id)
 
 
 def _page(
@@ -72,13 +69,13 @@ def _page(
 
 @login_required
 def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
-    return _page(request, _researcher_project(request, slug))
+    return _page(request, researcher_project(request, slug))
 
 
 @login_required
 @require_POST
 def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     form = JudgeForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -96,7 +93,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     form = RunForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -109,7 +106,7 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
         except (JudgeError, ValidationFailed) as exc:
             form.add_error(None, exc.message)
         else:
-            transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
+            transaction.on_commit(lambda: run_dispatch(run_type=JUDGE_RUNS, run_id=run.pk))
             return redirect("judge_run_detail", slug=project.slug, run_id=run.pk)
     return _page(request, project, run_form=form, status=400)
 
@@ -117,7 +114,7 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def run_import(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     form = RunImportForm(request.POST, request.FILES)
     if form.is_valid():
         upload = form.cleaned_data["file"]
@@ -146,7 +143,7 @@ def run_import(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     """The run as a run file (the import format), streamed: ``?format=jsonl`` (default) or ``csv``."""
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     run = _run(project, run_id)
     fmt = request.GET.get("format", "jsonl")
     if fmt not in RUN_FILE_TYPES:
@@ -158,7 +155,7 @@ def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 @login_required
 def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project = researcher_project(request, slug)
     run = _run(project, run_id)
     show = request.GET.get("show", "all")
     if show not in SHOWN_ITEMS:
@@ -186,34 +183,3 @@ def _said(kind: TaskKind, suggestion: Suggestion) -> list[ValueLine]:
         return kind.value_lines(suggestion.value, suggestion.item.payload)
     except (KeyError, TypeError, ValueError, IndexError):
         return []  # a value of an older schema: the raw output below still shows it
-
-
-@login_required
-def run_progress_partial(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    context = {"project": project, "p": run_progress(run=_run(project, run_id))}
-    return render(request, "judges/project_judges.html#run-progress", context)
-
-
-@login_required
-@require_http_methods(["POST"])
-def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    try:
-        judge_run_cancel(run=_run(project, run_id))
-    except JudgeError as exc:
-        messages.error(request, exc.message)
-    return redirect("judge_run_detail", slug=project.slug, run_id=run_id)
-
-
-@login_required
-@require_http_methods(["POST"])
-def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = _researcher_project(request, slug)
-    try:
-        run = judge_run_resume(run=_run(project, run_id))
-    except JudgeError as exc:
-        messages.error(request, exc.message)
-    else:
-        transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
-    return redirect("judge_run_detail", slug=project.slug, run_id=run_id)

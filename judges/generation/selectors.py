@@ -8,20 +8,10 @@ from django.db.models import QuerySet, Sum
 
 from annotation.models import Project
 from judges.models import GenerationRecord, GenerationRun
-from judges.selectors import RunProgress, run_progress
 
 
 def generation_runs_for_project(*, project: Project) -> QuerySet[GenerationRun]:
     return GenerationRun.objects.filter(project=project).order_by("-created_at", "-id")
-
-
-def running_generation_run_ids() -> list[int]:
-    return list(GenerationRun.objects.filter(status=GenerationRun.Status.RUNNING).values_list("pk", flat=True))
-
-
-def generation_progress(*, run: GenerationRun) -> RunProgress:
-    """Done / failed / total, records/s and ETA, measured as for judge runs."""
-    return run_progress(run=run)  # type: ignore[arg-type] - a generation run has the same counters
 
 
 @dataclass(frozen=True)

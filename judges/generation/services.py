@@ -1,7 +1,8 @@
-"""Writes: generation runs and their lifecycle (start, cancel, resume, stop, record, finish, watch).
+"""Writes: generation runs (start, and the one atomic import that completes them).
 
-Keyword-only and atomic. Like the judge services, these never enqueue tasks: callers send what a
-service returns through ``judges.tasks.generation_run_dispatch`` on commit.
+Keyword-only and atomic. Their lifecycle (cancel, resume, watch, record) is the run engine's
+(judges.runs); like every service, these never enqueue tasks: callers send a started run through
+``judges.tasks.run_dispatch`` on commit.
 
 A run stores its source records when it starts, so workers and a resume never need the file. A
 record whose items the project already has (an earlier run made them) is settled at once and not
@@ -13,7 +14,6 @@ duplicates an item. Items are created when every record has an outcome, in one a
 from __future__ import annotations
 
 import itertools
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,34 +21,22 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
-from annotation.errors import ErrorCollector, FieldError, ImportRejected, ValidationFailed
+from annotation.errors import ErrorCollector, ImportRejected
 from annotation.importing import Record, file_sha256, import_item_records
 from annotation.models import Item, Project
 from judges.backends import get_backend, runnable_backend_names
 from judges.errors import UNKNOWN_BACKEND, JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
-from judges.leasing import (
-    PENDING,
-    cancel_run,
-    chunks_to_resend,
-    lock_for_resume,
-    pending_chunk_ids,
-    restart_run,
-    stop_run,
-)
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun, Judge, JudgeRun
 from judges.run_files import judge_run_store_outputs
+from judges.runs.services import run_chunks_create, run_save_new
 from judges.services import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SEED,
-    Dispatch,
-    _chunk_ranges,
     _default_name,
     _fingerprint,
     operator_model_and_endpoint,
@@ -57,12 +45,9 @@ from judges.services import (
 UNKNOWN_STEP = "unknown step {step!r}; choose one of {known}"
 STEP_OF_ANOTHER_KIND = "step {step!r} makes {made} items, but project {project!r} is a {kind} project"
 GENERATION_ACTIVE = "generation run {run} of step {step!r} on this project is still running; cancel it or wait for it"
-CANNOT_CANCEL = "generation run {run} is {status}; only a running run can be cancelled"
-CANNOT_RESUME = "generation run {run} is {status}; only a cancelled or stopped run can be resumed"
 BAD_OPTION = "{message}"
 BAD_LIMIT = "limit must be at least 1, got {limit}"
 IMPORT_FAILED = "the items could not be imported, none was created: {errors}"
-CHUNK_GAVE_UP = "chunk {number} failed {attempts} times; last error: {error}"
 RECORD_BATCH = 1000
 ID_BATCH = 2000
 
@@ -202,7 +187,7 @@ def generation_run_start(
 
     Raises JudgeInvalid (step, backend, model, endpoint, options), RunStateError (a run of the step is
     still running) or ImportRejected (bad lines of the file, each with its line and field); nothing is
-    stored then. Send the run with ``judges.tasks.generation_run_dispatch`` on commit.
+    stored then. Send the run with ``judges.tasks.run_dispatch`` on commit.
     """
     chosen = generation_step(project=project, step=step)
     try:
@@ -250,148 +235,26 @@ def generation_run_start(
         started_at=now,
         resumed_at=now,
     )
-    try:
-        run.full_clean()
-    except ValidationError as exc:
-        raise ValidationFailed([FieldError(f, "; ".join(m)) for f, m in exc.message_dict.items()]) from None
-    run.save()
+    run_save_new(run)
     total, existing = _store_records(run, chosen, path, cleaned, limit)
     numbers = (
         GenerationRecord.objects.filter(run=run, status=GenerationRecord.Status.PENDING)
         .order_by("number")
         .values_list("number", flat=True)
     )
-    chunks = [
-        GenerationChunk(run=run, number=n, first_number=first, last_number=last, size=count)
-        for n, (first, last, count) in enumerate(_chunk_ranges(numbers.iterator(chunk_size=10_000), run.chunk_size))
-    ]
-    GenerationChunk.objects.bulk_create(chunks, batch_size=1000)
+    chunks = run_chunks_create(
+        run=run,
+        numbers=numbers.iterator(chunk_size=10_000),
+        make=lambda n, first, last, count: GenerationChunk(
+            run=run, number=n, first_number=first, last_number=last, size=count
+        ),
+    )
     run.total, run.existing_count = total, existing
     run.pending_count = total - existing
     run.save(update_fields=["total", "existing_count", "pending_count"])
     if not chunks:
-        _finish(run)
+        generation_run_complete(run=run)
     return run
-
-
-@transaction.atomic
-def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:
-    """Stop a running run. Workers finish the request in hand, keep what is done, and hand chunks back."""
-    return cancel_run(run, cannot_cancel=CANNOT_CANCEL, error=RunStateError)
-
-
-@transaction.atomic
-def generation_run_resume(*, run: GenerationRun) -> GenerationRun:
-    """Run a cancelled or stopped run again from where it was; records with an outcome keep it."""
-    run = lock_for_resume(run, cannot_resume=CANNOT_RESUME, error=RunStateError)
-    other = GenerationRun.objects.filter(project=run.project, step=run.step, status=GenerationRun.Status.RUNNING)
-    if (found := other.first()) is not None:
-        raise RunStateError(GENERATION_ACTIVE.format(run=found.pk, step=run.step))
-    restart_run(run)
-    if not run.chunks.exclude(status=GenerationChunk.Status.DONE).exists():
-        _finish(run)  # stopped after its last chunk (the import failed): try the import again
-    return run
-
-
-def generation_run_stop(*, run_id: int, reason: str) -> None:
-    """Stop a run on an error every record would hit (bad key, unknown model, a chunk failing over and over)."""
-    stop_run(GenerationRun, run_id=run_id, reason=reason)
-
-
-def generation_run_refresh(*, run_id: int) -> GenerationRun:
-    """Recount the run from its chunks. Call inside a transaction holding the run row."""
-    run = GenerationRun.objects.get(pk=run_id)
-    sums = GenerationChunk.objects.filter(run_id=run_id).aggregate(ok=Sum("ok_count"), failed=Sum("failed_count"))
-    run.ok_count, run.failed_count = sums["ok"] or 0, sums["failed"] or 0
-    run.pending_count = max(0, run.total - run.done_count)
-    run.save(update_fields=["ok_count", "failed_count", "pending_count"])
-    return run
-
-
-@dataclass(frozen=True)
-class RecordOutcome:
-    """What became of one record, as the worker hands it over."""
-
-    record_id: int
-    ok: bool
-    items: list[dict] | None
-    request_sha256: str
-    raw_output: str
-    reason: str
-    attempts: int
-    tokens_in: int | None
-    tokens_out: int | None
-    latency_ms: float | None
-
-
-RECORD_FIELDS = [
-    "status",
-    "items",
-    "request_sha256",
-    "raw_output",
-    "failure_reason",
-    "attempts",
-    "tokens_in",
-    "tokens_out",
-    "latency_ms",
-    "updated_at",
-]
-
-
-def generation_chunk_record(
-    *, chunk: GenerationChunk, token: str, outcomes: list[RecordOutcome], error: str = ""
-) -> tuple[int, int, int] | None:
-    """Store the outcomes and the chunk's counts if the claim is still ours; (ok, failed, waiting), or
-    None when it was not. The chunk is done when none of its records waits."""
-    now = timezone.now()
-    with transaction.atomic():
-        # Holding the run row orders concurrent chunk results, so the recount below sees them all.
-        GenerationRun.objects.select_for_update().filter(pk=chunk.run_id).first()
-        held = GenerationChunk.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
-        if held is None:
-            return None
-        ids = [o.record_id for o in outcomes]
-        rows = {r.pk: r for r in GenerationRecord.objects.filter(pk__in=ids, status=GenerationRecord.Status.PENDING)}
-        changed = []
-        for outcome in outcomes:
-            row = rows.get(outcome.record_id)
-            if row is None:
-                continue
-            row.status = GenerationRecord.Status.OK if outcome.ok else GenerationRecord.Status.FAILED
-            row.items = outcome.items if outcome.ok else None
-            row.request_sha256 = outcome.request_sha256
-            row.raw_output = outcome.raw_output
-            row.failure_reason = "" if outcome.ok else (outcome.reason or "failed without a reason")
-            row.attempts = min(max(outcome.attempts, 1), 32767)
-            row.tokens_in, row.tokens_out, row.latency_ms = outcome.tokens_in, outcome.tokens_out, outcome.latency_ms
-            row.updated_at = now
-            changed.append(row)
-        # An upsert of the loaded rows: one statement per batch, where bulk_update builds a CASE per field.
-        GenerationRecord.objects.bulk_create(
-            changed,
-            batch_size=500,
-            update_conflicts=True,
-            unique_fields=["run", "number"],
-            update_fields=RECORD_FIELDS,
-        )
-        counts = dict.fromkeys(GenerationRecord.Status.values, 0)
-        in_range = GenerationRecord.objects.filter(
-            run_id=chunk.run_id, number__gte=chunk.first_number, number__lte=chunk.last_number
-        ).exclude(status=GenerationRecord.Status.EXISTING)
-        for status in in_range.values_list("status", flat=True):
-            counts[status] += 1
-        waiting = counts[PENDING]
-        GenerationChunk.objects.filter(pk=chunk.pk).update(
-            status=GenerationChunk.Status.PENDING if waiting else GenerationChunk.Status.DONE,
-            claim_token="",
-            lease_expires_at=None,
-            ok_count=counts["ok"],
-            failed_count=counts["failed"],
-            last_error=error[:2000],
-            finished_at=None if waiting else now,
-        )
-        generation_run_refresh(run_id=chunk.run_id)
-    return counts["ok"], counts["failed"], waiting
 
 
 # -- finishing: the one atomic import --------------------------------------------------------------
@@ -511,8 +374,9 @@ def _record_drafts(run: GenerationRun, step: Step) -> JudgeRun | None:
     ).run
 
 
-def _finish(run: GenerationRun) -> GenerationRun:
-    """Import the run's items and complete it; on a refused import, stop it with the reason (no item made)."""
+def generation_run_complete(*, run: GenerationRun) -> GenerationRun:
+    """Import the items of a run (locked) whose every record has an outcome, and complete it; on a
+    refused import, stop it with the reason (no item made). The engine calls it once per run."""
     now = timezone.now()
     try:
         created = import_item_records(project=run.project, records=_item_records(run)).imported
@@ -528,52 +392,3 @@ def _finish(run: GenerationRun) -> GenerationRun:
     run.pending_count = 0
     run.save(update_fields=["status", "items_created", "finished_at", "watch_token", "pending_count"])
     return run
-
-
-@transaction.atomic
-def generation_run_finish(*, run_id: int) -> GenerationRun | None:
-    """Create the items of a run whose records all have an outcome, once; None if it is not time yet."""
-    run = GenerationRun.objects.select_for_update().select_related("project").filter(pk=run_id).first()
-    if run is None or run.status != GenerationRun.Status.RUNNING:
-        return None
-    if run.chunks.exclude(status=GenerationChunk.Status.DONE).exists():
-        return None
-    return _finish(run)
-
-
-# -- sending chunks and watching runs -----------------------------------------------------------------
-
-
-def generation_run_chunks_mark_sent(*, run_id: int) -> Dispatch:
-    """Mark every waiting chunk of a running run as sent now, and return them to send."""
-    run = GenerationRun.objects.get(pk=run_id)
-    ids = pending_chunk_ids(GenerationChunk, run_id=run.pk) if run.is_active else []
-    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.backend).gpu)
-
-
-def generation_run_new_watch(*, run_id: int) -> str | None:
-    """A new watch token for a running run (older watchers then stop), or None if it is not running."""
-    token = uuid.uuid4().hex
-    updated = GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.RUNNING).update(watch_token=token)
-    return token if updated else None
-
-
-@transaction.atomic
-def generation_run_watch(*, run_id: int, token: str) -> Dispatch | None:
-    """One look at a running run: hand out again the chunks whose worker vanished, and finish a run whose
-    last chunk was recorded by a worker that died before importing. None when this watcher should stop."""
-    run = GenerationRun.objects.select_for_update().filter(pk=run_id).first()
-    if run is None or run.status != GenerationRun.Status.RUNNING or run.watch_token != token:
-        return None
-    ids, gave_up = chunks_to_resend(GenerationChunk, run_id=run.pk)
-    if gave_up is not None:
-        error = gave_up.last_error or "its worker stopped renewing the lease"
-        generation_run_stop(
-            run_id=run.pk, reason=CHUNK_GAVE_UP.format(number=gave_up.number, attempts=gave_up.attempts, error=error)
-        )
-        return None
-    generation_run_refresh(run_id=run.pk)
-    if not run.chunks.exclude(status=GenerationChunk.Status.DONE).exists():
-        _finish(GenerationRun.objects.select_related("project").get(pk=run.pk))
-        return None
-    return Dispatch(run_id=run.pk, chunk_ids=ids, gpu=get_backend(run.backend).gpu)

@@ -27,7 +27,7 @@ from annotation.models import Item, Project
 from judges.models import Suggestion
 from judges.prompting import prompts_for
 from judges.services import judge_get_or_create, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 from tests.browser.conftest import ARTIFACTS
 from tests.validation.conftest import annotate
 
@@ -104,7 +104,7 @@ def _seed_demo_data() -> None:
         if prompts_for(kind=project.kind, backend="baseline"):
             judge, _ = judge_get_or_create(project=project, backend="baseline")
             run = judge_run_start(judge=judge, project=project)
-            judge_run_dispatch(run_id=run.pk)  # tasks run in-process in tests: the run is done on return
+            run_dispatch(run_type="judge", run_id=run.pk)  # tasks run in-process in tests: the run is done on return
             values = dict(Suggestion.objects.filter(run=run, status="ok").values_list("item_id", "value"))
         for item in items:
             value = values.get(item.pk) or kind.example_value()

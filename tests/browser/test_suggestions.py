@@ -5,7 +5,7 @@ import pytest
 from annotation.models import Annotation
 from judges.models import Suggestion
 from judges.services import judge_create, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 from tests.browser.test_keyboard import finished, open_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -18,7 +18,7 @@ def judged(one_item_project):
         project.suggestion_exposure = exposure
         project.save(update_fields=["suggestion_exposure"])
         run = judge_run_start(judge=judge_create(project=project, backend="baseline"), project=project)
-        judge_run_dispatch(run_id=run.pk)  # tasks run in-process here: the run is done on return
+        run_dispatch(run_type="judge", run_id=run.pk)  # tasks run in-process here: the run is done on return
         assert Suggestion.objects.filter(run__project=project, status="ok").count() == 1
         return project
 

@@ -85,8 +85,8 @@ def run_now(judge: Judge, project: Project, **options):
     """Start a run and send its chunks; with in-process tasks it is finished on return."""
     from judges.models import JudgeRun
     from judges.services import judge_run_start
-    from judges.tasks import judge_run_dispatch
+    from judges.tasks import run_dispatch
 
     run = judge_run_start(judge=judge, project=project, **options)
-    judge_run_dispatch(run_id=run.pk)
+    run_dispatch(run_type="judge", run_id=run.pk)
     return JudgeRun.objects.get(pk=run.pk)

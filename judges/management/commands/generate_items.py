@@ -19,14 +19,16 @@ from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project
 from judges.backends import get_backend, runnable_backend_names
 from judges.errors import MODEL_REQUIRED, JudgeError
-from judges.generation.selectors import generation_failures, generation_progress, generation_summary
+from judges.generation.execution import GENERATION_RUNS
+from judges.generation.selectors import generation_failures, generation_summary
 from judges.generation.services import generation_run_start
 from judges.generation.steps import step_names
 from judges.generation.steps.copa_profile import CURRENT, PRECEDING
 from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
 from judges.models import MAX_CONCURRENCY, GenerationRun
+from judges.selectors import run_progress
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
-from judges.tasks import generation_run_dispatch
+from judges.tasks import run_dispatch
 
 #: Failures listed by --failures, at most (the run page lists them all).
 FAILURES_SHOWN = 1000
@@ -93,7 +95,7 @@ class Command(RunCommand):
             raise CommandError(message, returncode=BAD_INPUT) from None
         except (JudgeError, ValidationFailed) as exc:
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
-        generation_run_dispatch(run_id=run.pk)
+        run_dispatch(run_type=GENERATION_RUNS, run_id=run.pk)
         if o["wait"]:
             run = self.wait(run, show=o["verbosity"] > 0)
         run = GenerationRun.objects.select_related("project").get(pk=run.pk)
@@ -131,7 +133,7 @@ class Command(RunCommand):
             raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
 
     def progress_line(self, run: GenerationRun) -> str:
-        p = generation_progress(run=run)
+        p = run_progress(run=run)
         rate = f", {p.items_per_s:.1f} records/s" if p.items_per_s else ""
         eta = f", ETA {p.eta_text}" if p.eta_text else ""
         return (

@@ -19,11 +19,12 @@ from annotation.errors import ValidationFailed
 from annotation.models import Project
 from judges.backends import get_backend, runnable_backend_names
 from judges.errors import MODEL_REQUIRED, JudgeError
+from judges.execution import JUDGE_RUNS
 from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
 from judges.models import MAX_CONCURRENCY, JudgeRun
 from judges.selectors import run_progress
 from judges.services import DEFAULT_SEED, judge_get_or_create, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 
 
 class Command(RunCommand):
@@ -72,7 +73,7 @@ class Command(RunCommand):
             run = judge_run_start(judge=judge, project=project, concurrency=o["concurrency"])
         except (JudgeError, ValidationFailed) as exc:
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
-        judge_run_dispatch(run_id=run.pk)
+        run_dispatch(run_type=JUDGE_RUNS, run_id=run.pk)
         summary = {
             "project": project.slug,
             "kind": project.kind,

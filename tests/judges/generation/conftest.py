@@ -41,10 +41,10 @@ def threads_file(tmp_path) -> Path:
 def run_now(**options) -> GenerationRun:
     """Start a generation run and send its chunks; with in-process tasks it is finished on return."""
     from judges.generation.services import generation_run_start
-    from judges.tasks import generation_run_dispatch
+    from judges.tasks import run_dispatch
 
     if options.get("backend") != "baseline":
         options.setdefault("model", "test-model")
     run = generation_run_start(**options)
-    generation_run_dispatch(run_id=run.pk)
+    run_dispatch(run_type="generation", run_id=run.pk)
     return GenerationRun.objects.get(pk=run.pk)

@@ -14,12 +14,11 @@ from judges.generation.execution import generation_chunk_process
 from judges.generation.services import (
     GENERATION_ACTIVE,
     STEP_OF_ANOTHER_KIND,
-    generation_run_cancel,
-    generation_run_resume,
     generation_run_start,
 )
 from judges.models import GenerationRecord
-from judges.tasks import generation_run_dispatch
+from judges.runs.services import run_cancel, run_resume
+from judges.tasks import run_dispatch
 from tests.judges.generation.conftest import LABELS, run_now, write_threads
 from tests.support.fake_server import Reply, valid_answer
 
@@ -181,11 +180,11 @@ class GenerationRunTests:
         with pytest.raises(RunStateError) as caught:
             generation_run_start(project=project, step="ipqa_intents", path=threads_file, backend="baseline")
         assert caught.value.message == GENERATION_ACTIVE.format(run=run.pk, step="ipqa_intents")
-        generation_run_cancel(run=run)
-        generation_run_dispatch(run_id=run.pk)  # a cancelled run's chunks are not taken
+        run_cancel(run=run)
+        run_dispatch(run_type="generation", run_id=run.pk)  # a cancelled run's chunks are not taken
         assert not Item.objects.filter(project=project).exists()
-        run = generation_run_resume(run=run)
-        generation_run_dispatch(run_id=run.pk)
+        run = run_resume(run=run)
+        run_dispatch(run_type="generation", run_id=run.pk)
         run.refresh_from_db()
         assert (run.status, run.items_created) == ("completed", 6)
 

@@ -13,7 +13,7 @@ import pytest
 
 from judges.models import JudgeChunk, JudgeRun, Suggestion
 from judges.services import judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 from tests.integration import conftest as integration
 from tests.judges.conftest import add_items, make_judge
 from tests.support.fake_server import FakeLLMServer, valid_answer
@@ -70,7 +70,7 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_suggestion_per_item(copa, wo
         judge = make_judge()
         run = judge_run_start(judge=judge, project=copa, chunk_size=20, concurrency=4)
         workers.append(start_worker(server.base_url))
-        judge_run_dispatch(run_id=run.pk)
+        run_dispatch(run_type="judge", run_id=run.pk)
 
         assert killed.wait(120), "the run never reached the item where the worker is killed"
         workers[0].wait(timeout=30)

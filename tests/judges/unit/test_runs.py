@@ -18,18 +18,16 @@ from judges.errors import (
     JudgeInvalid,
     RunStateError,
 )
-from judges.execution import chunk_abandon, chunk_claim, chunk_record, judge_chunk_process
+from judges.execution import judge_chunk_process
 from judges.models import JudgeChunk, Suggestion
+from judges.runs.execution import chunk_abandon, chunk_claim, chunk_record
+from judges.runs.services import run_cancel, run_chunks_mark_sent, run_new_watch, run_resume, run_watch
+from judges.runs.types import ChunkWork
 from judges.selectors import run_progress, suggestion_values
 from judges.services import (
-    judge_run_cancel,
-    judge_run_chunks_mark_sent,
-    judge_run_new_watch,
-    judge_run_resume,
     judge_run_start,
-    judge_run_watch,
 )
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 from tests.judges.conftest import add_items, make_judge, run_now
 from tests.support.fake_server import Reply, valid_answer
 
@@ -114,17 +112,22 @@ class ChunkClaimTests:
     def test_a_chunk_held_under_a_live_lease_is_not_taken(self, copa, llm_server):
         add_items(copa, 4)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa)
-        chunk = chunk_claim(chunk_id=run.chunks.get().pk)
-        assert chunk is not None and chunk_claim(chunk_id=chunk.pk) is None
+        chunk = chunk_claim(run_type="judge", chunk_id=run.chunks.get().pk)
+        assert chunk is not None and chunk_claim(run_type="judge", chunk_id=chunk.pk) is None
 
     def test_a_worker_that_lost_its_lease_records_nothing(self, copa, llm_server):
         add_items(copa, 4)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa)
-        stale = chunk_claim(chunk_id=run.chunks.get().pk)
+        stale = chunk_claim(run_type="judge", chunk_id=run.chunks.get().pk)
         JudgeChunk.objects.filter(pk=stale.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-        fresh = chunk_claim(chunk_id=stale.pk)
+        fresh = chunk_claim(run_type="judge", chunk_id=stale.pk)
         assert fresh is not None and fresh.claim_token != stale.claim_token and fresh.attempts == 2
-        assert chunk_record(chunk=stale, token=stale.claim_token, outcomes=[], settled={}, size=4) is None
+        assert (
+            chunk_record(
+                run_type="judge", chunk=stale, token=stale.claim_token, work=ChunkWork([], size=4), outcomes=[]
+            )
+            is None
+        )
         judge_chunk_process(chunk_id=stale.pk)  # the chunk is held by `fresh`: nothing to take
         assert not Suggestion.objects.exists()
 
@@ -132,14 +135,14 @@ class ChunkClaimTests:
         add_items(copa, 6)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=3)
         first, second = run.chunks.all()
-        dead = chunk_claim(chunk_id=first.pk)  # a worker took it, then was killed
+        dead = chunk_claim(run_type="judge", chunk_id=first.pk)  # a worker took it, then was killed
         JudgeChunk.objects.filter(pk=dead.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         JudgeChunk.objects.filter(pk=second.pk).update(enqueued_at=timezone.now())
-        token = judge_run_new_watch(run_id=run.pk)
-        dispatch = judge_run_watch(run_id=run.pk, token=token)
+        token = run_new_watch(run_type="judge", run_id=run.pk)
+        dispatch = run_watch(run_type="judge", run_id=run.pk, token=token)
         assert dispatch.chunk_ids == [first.pk]  # the other one was sent a moment ago
         assert JudgeChunk.objects.get(pk=first.pk).status == "pending"
-        assert judge_run_watch(run_id=run.pk, token="an-older-watcher") is None
+        assert run_watch(run_type="judge", run_id=run.pk, token="an-older-watcher") is None
         for chunk_id in (first.pk, second.pk):
             judge_chunk_process(chunk_id=chunk_id)
         run.refresh_from_db()
@@ -150,7 +153,7 @@ class ChunkClaimTests:
         add_items(copa, 5)
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=1)
         with CaptureQueriesContext(connection) as queries:
-            dispatch = judge_run_chunks_mark_sent(run_id=run.pk)
+            dispatch = run_chunks_mark_sent(run_type="judge", run_id=run.pk)
         assert sum(q["sql"].startswith('UPDATE "judges_judgechunk"') for q in queries.captured_queries) == 3
         assert sorted(dispatch.chunk_ids) == sorted(run.chunks.values_list("pk", flat=True))
         assert set(run.chunks.values_list("sends", flat=True)) == {1}
@@ -162,8 +165,8 @@ class ChunkClaimTests:
         run = judge_run_start(judge=openai_judge(llm_server), project=copa)
         chunk = run.chunks.get()
         for _ in range(2):
-            chunk_claim(chunk_id=chunk.pk)
-            chunk_abandon(chunk_id=chunk.pk, error="KeyError: 'boom'")
+            chunk_claim(run_type="judge", chunk_id=chunk.pk)
+            chunk_abandon(run_type="judge", chunk_id=chunk.pk, error="KeyError: 'boom'")
         run.refresh_from_db()
         assert run.status == "failed"
         assert run.last_error == CHUNK_GAVE_UP.format(number=0, attempts=2, error="KeyError: 'boom'")
@@ -175,19 +178,19 @@ class CancelResumeTests:
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, chunk_size=4)
         first, second = run.chunks.all()
         judge_chunk_process(chunk_id=first.pk)
-        judge_run_cancel(run=run)
+        run_cancel(run=run)
         assert judge_chunk_process(chunk_id=second.pk) is None  # a cancelled run's chunks are not taken
         run.refresh_from_db()
         assert (run.status, run.ok_count, run.pending_count) == ("cancelled", 4, 4)
         with pytest.raises(RunStateError):
-            judge_run_cancel(run=run)
-        judge_run_resume(run=run)
-        judge_run_dispatch(run_id=run.pk)
+            run_cancel(run=run)
+        run_resume(run=run)
+        run_dispatch(run_type="judge", run_id=run.pk)
         run.refresh_from_db()
         assert (run.status, run.ok_count, run.done_at_resume) == ("completed", 8, 4)
         assert len(llm_server.requests) == 8
         with pytest.raises(RunStateError):
-            judge_run_resume(run=run)
+            run_resume(run=run)
 
     def test_cancel_during_a_chunk_keeps_the_finished_items(self, copa, settings, llm_server):
         settings.JUDGE_LEASE_SECONDS = 0.3  # the heartbeat, and so the cancel check, every 0.1 s
@@ -196,13 +199,13 @@ class CancelResumeTests:
             {"scores": dict.fromkeys(["CT", "SA", "SC", "CLM", "MS", "AMR"], 1)}, delay=0.05
         )
         run = judge_run_start(judge=openai_judge(llm_server), project=copa, concurrency=1)
-        threading.Timer(0.4, lambda: judge_run_cancel(run=run)).start()
+        threading.Timer(0.4, lambda: run_cancel(run=run)).start()
         judge_chunk_process(chunk_id=run.chunks.get().pk)
         run.refresh_from_db()
         assert run.status == "cancelled" and 0 < run.ok_count < 20
         assert run.chunks.get().status == "pending"
-        judge_run_resume(run=run)
-        judge_run_dispatch(run_id=run.pk)
+        run_resume(run=run)
+        run_dispatch(run_type="judge", run_id=run.pk)
         run.refresh_from_db()
         assert (run.status, run.ok_count) == ("completed", 20)
         assert len(llm_server.requests) == 20 and Suggestion.objects.count() == 20
@@ -216,8 +219,8 @@ class StopTests:
         assert run.status == "failed" and "HTTP 401" in run.last_error and "Incorrect API key" in run.last_error
         assert not Suggestion.objects.exists() and run.pending_count == 5
         llm_server.script = valid_answer
-        judge_run_resume(run=run)
-        judge_run_dispatch(run_id=run.pk)
+        run_resume(run=run)
+        run_dispatch(run_type="judge", run_id=run.pk)
         run.refresh_from_db()
         assert (run.status, run.ok_count) == ("completed", 5)
 
@@ -226,7 +229,7 @@ class StopTests:
         judge = openai_judge(llm_server)
         run = judge_run_start(judge=judge, project=copa)
         add_items(copa, 2, start=3)
-        judge_run_dispatch(run_id=run.pk)
+        run_dispatch(run_type="judge", run_id=run.pk)
         run.refresh_from_db()
         assert (run.total, run.ok_count) == (3, 3)
         assert len(list(suggestion_values(run_id=run.pk))) == 3

@@ -6,8 +6,9 @@ import pytest
 from django.utils import timezone
 
 from judges.models import JudgeRun, Suggestion
+from judges.runs.services import run_cancel
 from judges.selectors import run_progress, runs_for_project, suggestion_for_display, suggestion_values
-from judges.services import judge_run_cancel, judge_run_start
+from judges.services import judge_run_start
 from tests.judges.conftest import add_items, make_judge, run_now
 from tests.support.fake_server import Reply, valid_answer
 
@@ -51,7 +52,7 @@ class SuggestionForDisplayTests:
         assert suggestion_for_display(item=second_item) is None
         # A cancelled run is not shown; the latest completed one still is.
         cancelled = judge_run_start(judge=make_judge("copa_likert", "baseline", seed=1), project=copa)
-        judge_run_cancel(run=cancelled)
+        run_cancel(run=cancelled)
         assert suggestion_for_display(item=first_item).run_id == llm_run.pk
 
     def test_a_value_no_longer_valid_for_the_kind_is_not_shown(self, copa):

@@ -22,7 +22,7 @@ from judges.backends.vllm_local import VllmBackend
 from judges.errors import VLLM_NOT_INSTALLED, BackendMisconfigured, BackendUnavailable
 from judges.models import Judge, Suggestion
 from judges.prompting import get_prompt
-from judges.tasks import judge_chunk_gpu_task
+from judges.tasks import run_chunk_gpu_task
 from tests.judges.conftest import add_items, make_judge, run_now
 
 GOOD = json.dumps({"scores": dict.fromkeys(FACTORS, 1)})
@@ -180,7 +180,7 @@ class GpuRunTests:
             **settings.CONCORD_JUDGE_BACKENDS,
             "vllm": "tests.judges.unit.test_vllm_backend.StandInVllmBackend",
         }
-        route = app.amqp.router.route({}, judge_chunk_gpu_task.name, (1,), {})
+        route = app.amqp.router.route({}, run_chunk_gpu_task.name, ("judge", 1), {})
         assert route["queue"].name == "gpu"
         add_items(copa, 600)
         run = run_now(make_judge("copa_likert", "vllm"), copa)

@@ -12,7 +12,7 @@ import pytest
 from annotation.models import Item
 from judges.generation.services import generation_run_start
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun
-from judges.tasks import generation_run_dispatch
+from judges.tasks import run_dispatch
 from tests.integration import conftest as integration
 from tests.judges.generation.conftest import write_threads
 from tests.judges.integration.test_worker_killed_mid_run import start_worker, workers  # noqa: F401 - fixture
@@ -42,7 +42,7 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_outcome_per_record(make_proj
             project=project, step="ipqa_intents", path=path, backend="openai", model="m", chunk_size=20, concurrency=4
         )
         workers.append(start_worker(server.base_url))
-        generation_run_dispatch(run_id=run.pk)
+        run_dispatch(run_type="generation", run_id=run.pk)
 
         assert killed.wait(120), "the run never reached the record where the worker is killed"
         workers[0].wait(timeout=30)

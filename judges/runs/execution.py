@@ -1,0 +1,187 @@
+"""Running one chunk of a run on a worker: claim it under a lease, call the backend, record what came back.
+
+Every step is safe to repeat, which is what lets a run survive a killed worker:
+
+- Claiming is one conditional UPDATE. A chunk that is done, or held under a live lease, is not
+  taken again, so a redelivered message does nothing.
+- While a worker works, a heartbeat thread renews its lease and watches for a cancel. A killed
+  worker stops renewing; the run's watcher then hands the chunk to another worker.
+- Results are recorded in one transaction that first checks the claim is still ours: a worker
+  that lost its lease records nothing, so two workers never both write a chunk.
+- What the run type settled (an answer kept from earlier) is never asked again.
+
+The three retry layers: the backend retries each request (429, 5xx, timeouts, invalid answers);
+a chunk whose server stayed unavailable is retried later by Celery (``final_attempt`` says when no
+try is left); a chunk claimed over and over stops its run (``JUDGE_CHUNK_MAX_CLAIMS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from judges.backends import get_backend
+from judges.backends.base import FAILED, OK, UNAVAILABLE, CallOptions, Outcome, RetryPolicy
+from judges.errors import CHUNK_GAVE_UP, BackendMisconfigured, BackendUnavailable
+from judges.leasing import Lease, abandon_chunk, claim_chunk, release_chunk
+from judges.models import LeasedChunk
+from judges.prompting import JudgeRequest, sha256_json
+from judges.runs.services import run_finish_if_done, run_refresh, run_stop
+from judges.runs.types import ChunkWork, get_run_type
+
+CANNOT_BUILD = "could not build the prompt for this {unit}: {error}"
+NO_REASON = "failed without a reason"
+#: The columns every stored outcome (a suggestion, a generation record) has, written on each upsert.
+OUTCOME_FIELDS = ("status", "raw_output", "failure_reason", "attempts", "tokens_in", "tokens_out", "latency_ms")
+
+
+@dataclass(frozen=True)
+class ChunkReport:
+    ok: int
+    failed: int
+    waiting: int
+
+
+def chunk_claim(*, run_type: str, chunk_id: int) -> LeasedChunk | None:
+    """Take the chunk if it waits, or if its holder's lease ran out; None if it is not ours to take."""
+    kind = get_run_type(run_type)
+    return claim_chunk(kind.chunk_model, chunk_id=chunk_id, related=kind.claim_related)
+
+
+def chunk_release(*, run_type: str, chunk_id: int, token: str, error: str = "") -> None:
+    """Hand a claimed chunk back untouched (it waits for the next claim)."""
+    release_chunk(get_run_type(run_type).chunk_model, chunk_id=chunk_id, token=token, error=error)
+
+
+def chunk_abandon(*, run_type: str, chunk_id: int, error: str) -> None:
+    """After an unexpected error in a worker: note it, hand the chunk back, stop the run if it keeps failing."""
+    chunk = abandon_chunk(get_run_type(run_type).chunk_model, chunk_id=chunk_id, error=error)
+    if chunk is not None and chunk.attempts >= settings.JUDGE_CHUNK_MAX_CLAIMS:
+        reason = CHUNK_GAVE_UP.format(number=chunk.number, attempts=chunk.attempts, error=error)
+        run_stop(run_type=run_type, run_id=chunk.run_id, reason=reason)
+
+
+def unbuildable(*, unit: str, row_id: int, data: dict, error: Exception, salt: str = "") -> Outcome:
+    """The failed outcome of a row the prompt cannot read, with the reason (it fails alone)."""
+    request = JudgeRequest(
+        item_id=row_id, payload=data, prompt_sha256=sha256_json({"unbuildable": salt, "payload": data}), schema={}
+    )
+    reason = CANNOT_BUILD.format(unit=unit, error=f"{type(error).__name__}: {error}")
+    return Outcome(request, FAILED, reason=reason, attempts=0)
+
+
+def outcome_columns(outcome: Outcome) -> dict[str, Any]:
+    """The ``OUTCOME_FIELDS`` of a final outcome, as every run type stores them."""
+    ok = outcome.status == OK
+    return {
+        "status": outcome.status,
+        "raw_output": outcome.raw_output,
+        "failure_reason": "" if ok else (outcome.reason or NO_REASON),
+        "attempts": min(max(outcome.attempts, 1), 32767),
+        "tokens_in": outcome.tokens_in,
+        "tokens_out": outcome.tokens_out,
+        "latency_ms": outcome.latency_ms,
+    }
+
+
+def outcomes_upsert(
+    model: type[models.Model], rows: list[models.Model], *, unique_fields: list[str], extra_fields: tuple[str, ...]
+) -> None:
+    """Insert or overwrite stored outcomes: one statement per batch (bulk_update would build a CASE per field)."""
+    model.objects.bulk_create(
+        rows,
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=unique_fields,
+        update_fields=[*extra_fields, *OUTCOME_FIELDS, "updated_at"],
+    )
+
+
+def chunk_process(*, run_type: str, chunk_id: int, final_attempt: bool = True) -> ChunkReport | None:
+    """Ask for the chunk's unsettled rows and record the outcomes; None if the chunk was not ours.
+
+    Rows whose server stayed unavailable through every retry raise BackendUnavailable (after the
+    rest is recorded) so the chunk is retried later, unless this is the ``final_attempt``: then they
+    are recorded as failed with the reason. Nothing unavailable is ever recorded as a value.
+    """
+    kind = get_run_type(run_type)
+    chunk = chunk_claim(run_type=run_type, chunk_id=chunk_id)
+    if chunk is None:
+        return None
+    token, run = chunk.claim_token, chunk.run
+    try:
+        prompt = kind.prompt(run)
+    except KeyError:
+        chunk_release(run_type=run_type, chunk_id=chunk.pk, token=token)
+        run_stop(run_type=run_type, run_id=run.pk, reason=kind.prompt_gone(run))
+        return None
+    work = kind.chunk_work(chunk, prompt)
+    outcomes = list(work.outcomes)
+    options = CallOptions(
+        concurrency=run.concurrency, timeout=settings.JUDGE_REQUEST_TIMEOUT, retry=RetryPolicy.from_settings()
+    )
+    backend = get_backend(kind.backend_name(run))
+    with Lease(chunk, token) as lease:
+        try:
+            if work.requests:
+                call = kind.call_config(run)
+                outcomes += backend.complete(work.requests, judge=call, prompt=prompt, options=options, stop=lease.stop)
+        except BackendMisconfigured as exc:
+            chunk_release(run_type=run_type, chunk_id=chunk.pk, token=token, error=exc.message)
+            run_stop(run_type=run_type, run_id=run.pk, reason=exc.message)
+            return None
+        except BackendUnavailable as exc:
+            if not final_attempt:
+                chunk_release(run_type=run_type, chunk_id=chunk.pk, token=token, error=exc.message)
+                raise
+            outcomes += [Outcome(r, FAILED, reason=exc.message) for r in work.requests]
+    unavailable = [o for o in outcomes if o.status == UNAVAILABLE]
+    # After a cancel they simply wait (a resume asks again); on the last try they fail with the reason.
+    retry_later = bool(unavailable) and not final_attempt and not lease.stop.is_set()
+    if final_attempt and not lease.stop.is_set():
+        for outcome in unavailable:
+            outcome.status = FAILED
+    error = unavailable[0].reason if unavailable else ""
+    report = chunk_record(run_type=run_type, chunk=chunk, token=token, work=work, outcomes=outcomes, error=error)
+    if report is None:
+        return None
+    if retry_later:
+        raise BackendUnavailable(unavailable[0].reason)
+    if not report.waiting:
+        run_finish_if_done(run_type=run_type, run_id=run.pk)
+    return report
+
+
+def chunk_record(
+    *, run_type: str, chunk: LeasedChunk, token: str, work: ChunkWork, outcomes: list[Outcome], error: str = ""
+) -> ChunkReport | None:
+    """Store the final outcomes and the chunk's counts if the claim is still ours, then recount the
+    run; None when the claim was lost (nothing is written then). The chunk is done when none of
+    its rows waits."""
+    kind = get_run_type(run_type)
+    final = [o for o in outcomes if o.status in (OK, FAILED)]
+    now = timezone.now()
+    with transaction.atomic():
+        # Holding the run row orders concurrent chunk results, so the recount below sees them all.
+        kind.run_model.objects.select_for_update().filter(pk=chunk.run_id).first()
+        held = kind.chunk_model.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
+        if held is None:
+            return None
+        ok, failed, size = kind.store_outcomes(chunk, work, final)
+        waiting = max(0, size - ok - failed)
+        kind.chunk_model.objects.filter(pk=chunk.pk).update(
+            status=LeasedChunk.Status.PENDING if waiting else LeasedChunk.Status.DONE,
+            claim_token="",
+            lease_expires_at=None,
+            size=size,
+            ok_count=ok,
+            failed_count=failed,
+            last_error=error[:2000],
+            finished_at=None if waiting else now,
+        )
+        run_refresh(run_type=run_type, run_id=chunk.run_id)
+    return ChunkReport(ok=ok, failed=failed, waiting=waiting)
