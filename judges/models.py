@@ -160,6 +160,15 @@ class LeasedChunk(models.Model):
         abstract = True
         ordering = ["run_id", "number"]
 
+    def __str__(self) -> str:
+        return f"chunk {self.number} of run {self.run_id} ({self.status})"
+
+
+def chunk_rules(prefix: str) -> tuple[list[models.UniqueConstraint], list[models.Index]]:
+    """A chunk model's constraint and index (one number per chunk of a run; chunks by run and status)."""
+    unique = models.UniqueConstraint(fields=["run", "number"], name=f"{prefix}_unique_number")
+    return [unique], [models.Index(fields=["run", "status"], name=f"{prefix}_by_run_status")]
+
 
 #: What ``JudgeRun.provenance`` may hold, with the label pages and reports show it under.
 PROVENANCE_FIELDS = (
@@ -223,11 +232,7 @@ class JudgeChunk(LeasedChunk):
     last_item_id = models.BigIntegerField()
 
     class Meta(LeasedChunk.Meta):
-        constraints = [models.UniqueConstraint(fields=["run", "number"], name="judgechunk_unique_number")]
-        indexes = [models.Index(fields=["run", "status"], name="judgechunk_by_run_status")]
-
-    def __str__(self) -> str:
-        return f"chunk {self.number} of run {self.run_id} ({self.status})"
+        constraints, indexes = chunk_rules("judgechunk")
 
 
 class Suggestion(models.Model):
@@ -346,21 +351,14 @@ class GenerationRun(RunState):
             return "baseline"
         return f"{self.backend} · {self.model}"
 
+    def call_config(self) -> dict:
+        """The run's call configuration, as the columns of a judge configured alike."""
+        fields = ("backend", "model", "endpoint", "prompt_name", "prompt_version", "temperature", "max_tokens", "seed")
+        return {"project_id": self.project_id, "kind": self.project.kind, **{f: getattr(self, f) for f in fields}}
+
     def as_judge(self) -> Judge:
         """The call configuration in the shape the backends read (never saved: a run is not a judge)."""
-        return Judge(
-            project_id=self.project_id,
-            name=f"generation run {self.pk}",
-            kind=self.project.kind if self.project_id else "",
-            backend=self.backend,
-            model=self.model,
-            endpoint=self.endpoint,
-            prompt_name=self.prompt_name,
-            prompt_version=self.prompt_version,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            seed=self.seed,
-        )
+        return Judge(name=f"generation run {self.pk}", **self.call_config())
 
 
 class GenerationChunk(LeasedChunk):
@@ -371,11 +369,7 @@ class GenerationChunk(LeasedChunk):
     last_number = models.PositiveIntegerField()
 
     class Meta(LeasedChunk.Meta):
-        constraints = [models.UniqueConstraint(fields=["run", "number"], name="genchunk_unique_number")]
-        indexes = [models.Index(fields=["run", "status"], name="genchunk_by_run_status")]
-
-    def __str__(self) -> str:
-        return f"chunk {self.number} of generation run {self.run_id} ({self.status})"
+        constraints, indexes = chunk_rules("genchunk")
 
 
 class GenerationRecord(models.Model):

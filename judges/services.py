@@ -7,6 +7,7 @@ run through ``judges.tasks.run_dispatch`` on commit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -80,37 +81,43 @@ def operator_model_and_endpoint(*, engine: JudgeBackend, model: str, endpoint: s
     return model, endpoint
 
 
-def _judge_config(
-    *,
-    kind: str,
-    backend: str,
-    model: str,
-    endpoint: str,
-    prompt: str,
-    temperature: float,
-    max_tokens: int,
-    seed: int | None,
-) -> dict[str, Any]:
+#: The columns that configure calls to a model: a judge's, and a generation run's (judges.models).
+CALL_FIELDS = ("backend", "model", "endpoint", "temperature", "max_tokens", "seed")
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """A call configuration as a user asked for it, before ``call_settings`` checks it."""
+
+    backend: str
+    model: str = ""
+    endpoint: str = ""
+    temperature: float = 0.0
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    seed: int | None = DEFAULT_SEED
+
+
+def call_settings(asked: CallRequest) -> dict[str, Any]:
+    """The ``CALL_FIELDS`` a run calls the model with: the backend runnable, the model and endpoint the
+    operator's. A baseline has no model, server or sampling; keeping them empty keeps one baseline
+    configuration one judge. JudgeInvalid naming what is wrong."""
+    backend = asked.backend
     if backend not in runnable_backend_names():
         raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(runnable_backend_names())))
     engine = get_backend(backend)
-    chosen = judge_prompt(kind=kind, backend=backend, prompt=prompt)
     if engine.is_baseline:
-        # A baseline has no model or server; keeping them empty keeps one baseline config one judge.
         model, endpoint, temperature, max_tokens = "", "", 0.0, DEFAULT_MAX_TOKENS
     else:
-        model, endpoint = operator_model_and_endpoint(engine=engine, model=model, endpoint=endpoint)
-    return {
-        "kind": kind,
-        "backend": backend,
-        "model": model,
-        "endpoint": endpoint,
-        "prompt_name": chosen.name,
-        "prompt_version": chosen.version,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "seed": seed,
-    }
+        model, endpoint = operator_model_and_endpoint(engine=engine, model=asked.model, endpoint=asked.endpoint)
+        temperature, max_tokens = asked.temperature, asked.max_tokens
+    values = (backend, model, endpoint, temperature, max_tokens, asked.seed)
+    return dict(zip(CALL_FIELDS, values, strict=True))
+
+
+def _judge_config(*, kind: str, prompt: str, asked: CallRequest) -> dict[str, Any]:
+    call = call_settings(asked)
+    chosen = judge_prompt(kind=kind, backend=asked.backend, prompt=prompt)
+    return {"kind": kind, "prompt_name": chosen.name, "prompt_version": chosen.version, **call}
 
 
 def _fingerprint(config: dict[str, Any]) -> str:
@@ -137,16 +144,8 @@ def judge_get_or_create(
     created_by: Any = None,
 ) -> tuple[Judge, bool]:
     """The project's judge with this configuration, created if there is none. JudgeInvalid if it cannot work."""
-    config = _judge_config(
-        kind=project.kind,
-        backend=backend,
-        model=model,
-        endpoint=endpoint,
-        prompt=prompt,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
+    asked = CallRequest(backend, model, endpoint, temperature, max_tokens, seed)
+    config = _judge_config(kind=project.kind, prompt=prompt, asked=asked)
     fingerprint = _fingerprint(config)
     existing = Judge.objects.filter(project=project, fingerprint=fingerprint).first()
     if existing is not None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,8 @@ from django.utils import timezone
 from annotation.errors import ErrorCollector, ImportRejected
 from annotation.importing import Record, file_sha256, import_item_records
 from annotation.models import Item, Project
-from judges.backends import get_backend, runnable_backend_names
-from judges.errors import UNKNOWN_BACKEND, JudgeInvalid, RunStateError
+from judges.backends import get_backend
+from judges.errors import JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
 from judges.generation.steps import Step, StepInputInvalid, get_step, step_names
 from judges.models import GenerationChunk, GenerationRecord, GenerationRun, Judge, JudgeRun
@@ -37,9 +36,10 @@ from judges.runs.services import run_chunks_create, run_save_new
 from judges.services import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SEED,
+    CallRequest,
     _default_name,
     _fingerprint,
-    operator_model_and_endpoint,
+    call_settings,
 )
 
 UNKNOWN_STEP = "unknown step {step!r}; choose one of {known}"
@@ -50,29 +50,6 @@ BAD_LIMIT = "limit must be at least 1, got {limit}"
 IMPORT_FAILED = "the items could not be imported, none was created: {errors}"
 RECORD_BATCH = 1000
 ID_BATCH = 2000
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    backend: str
-    model: str
-    endpoint: str
-    temperature: float
-    max_tokens: int
-    seed: int | None
-
-
-def _config(
-    *, step: Step, backend: str, model: str, endpoint: str, temperature: float | None, max_tokens: int, seed: int | None
-) -> RunConfig:
-    if backend not in runnable_backend_names():
-        raise JudgeInvalid(UNKNOWN_BACKEND.format(backend=backend, known=", ".join(runnable_backend_names())))
-    engine = get_backend(backend)
-    if engine.is_baseline:
-        return RunConfig(backend, "", "", 0.0, DEFAULT_MAX_TOKENS, seed)
-    model, endpoint = operator_model_and_endpoint(engine=engine, model=model, endpoint=endpoint)
-    chosen = step.default_temperature if temperature is None else temperature
-    return RunConfig(backend, model, endpoint, chosen, max_tokens, seed)
 
 
 def generation_step(*, project: Project, step: str) -> Step:
@@ -196,16 +173,9 @@ def generation_run_start(
         raise JudgeInvalid(BAD_OPTION.format(message=exc)) from None
     if limit is not None and limit < 1:
         raise JudgeInvalid(BAD_LIMIT.format(limit=limit))
-    config = _config(
-        step=chosen,
-        backend=backend,
-        model=model,
-        endpoint=endpoint,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
-    prompt = StepPrompt(chosen, options=cleaned, baseline=get_backend(config.backend).is_baseline)
+    chosen_temperature = chosen.default_temperature if temperature is None else temperature
+    call = call_settings(CallRequest(backend, model, endpoint, chosen_temperature, max_tokens, seed))
+    prompt = StepPrompt(chosen, options=cleaned, baseline=get_backend(backend).is_baseline)
     # Lock the project row so two simultaneous starts of one step cannot both pass the check below.
     Project.objects.select_for_update().get(pk=project.pk)
     active = GenerationRun.objects.filter(project=project, step=chosen.name, status=GenerationRun.Status.RUNNING)
@@ -217,20 +187,15 @@ def generation_run_start(
         project=project,
         step=chosen.name,
         options=cleaned,
-        backend=config.backend,
-        model=config.model,
-        endpoint=config.endpoint,
         prompt_name=prompt.name,
         prompt_version=prompt.version,
         prompt_sha256=prompt.sha256,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        seed=config.seed,
+        **call,
         source_name=(source_name or path.name)[:255],
         source_sha256=file_sha256(path),
         is_demo=is_demo,
         concurrency=concurrency or settings.JUDGE_CONCURRENCY,
-        chunk_size=chunk_size or settings.JUDGE_CHUNK_SIZE or get_backend(config.backend).chunk_size,
+        chunk_size=chunk_size or settings.JUDGE_CHUNK_SIZE or get_backend(backend).chunk_size,
         created_by=created_by,
         started_at=now,
         resumed_at=now,
@@ -317,17 +282,8 @@ def _item_records(run: GenerationRun) -> Iterator[Record]:
 def _drafts_judge(run: GenerationRun) -> Judge:
     """The judge the run's drafts belong to: its model, prompt and sampling, as a judge configured
     alike would be (one configuration, one judge, so its suggestions are never split)."""
-    config = {
-        "kind": run.project.kind,
-        "backend": run.backend,
-        "model": run.model,
-        "endpoint": run.endpoint,
-        "prompt_name": run.prompt_name,
-        "prompt_version": run.prompt_version,
-        "temperature": run.temperature,
-        "max_tokens": run.max_tokens,
-        "seed": run.seed,
-    }
+    config = run.call_config()
+    config.pop("project_id")
     fingerprint = _fingerprint(config)
     judge = Judge.objects.filter(project=run.project, fingerprint=fingerprint).first()
     if judge is None:

@@ -1,4 +1,4 @@
-"""What the run commands share: exit codes and waiting for a run with progress on stderr."""
+"""What the run commands share: exit codes, the call options, and waiting for a run with progress on stderr."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from celery import current_app
 from django.core.management.base import BaseCommand, CommandError
 from django.db import models
 
+from judges.backends import runnable_backend_names
+
 BAD_INPUT, USAGE = 1, 2
 POLL_SECONDS = 0.5
 LOG_EVERY_SECONDS = 5.0  # progress lines when stderr is not a terminal (logs, pipelines)
@@ -17,6 +19,18 @@ LOG_EVERY_SECONDS = 5.0  # progress lines when stderr is not a terminal (logs, p
 def plain(text: str) -> str:
     """Progress is not an error: no red on a terminal."""
     return text
+
+
+def add_call_arguments(parser: Any) -> None:
+    """The options every command that starts a run takes: where the calls go, how many at once, and --wait."""
+    parser.add_argument("slug", help="project slug")
+    parser.add_argument("--backend", required=True, choices=runnable_backend_names())
+    parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
+    parser.add_argument(
+        "--endpoint", default="", help="a configured endpoint by name (openai backend); default: default"
+    )
+    parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
+    parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
 
 
 class RunCommand(BaseCommand):

@@ -17,14 +17,14 @@ from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project
-from judges.backends import get_backend, runnable_backend_names
+from judges.backends import get_backend
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.generation.execution import GENERATION_RUNS
 from judges.generation.selectors import generation_failures, generation_summary
 from judges.generation.services import generation_run_start
 from judges.generation.steps import step_names
 from judges.generation.steps.copa_profile import CURRENT, PRECEDING
-from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
+from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand, add_call_arguments
 from judges.models import MAX_CONCURRENCY, GenerationRun
 from judges.selectors import run_progress
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
@@ -41,12 +41,9 @@ class Command(RunCommand):
     help = "Generate items for a project from a source file (threads, label inventories) with an LLM step."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="project slug")
+        add_call_arguments(parser)
         parser.add_argument("--from", dest="source", required=True, help="source file (.jsonl) on this machine")
         parser.add_argument("--step", required=True, choices=step_names())
-        parser.add_argument("--backend", required=True, choices=runnable_backend_names())
-        parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
-        parser.add_argument("--endpoint", default="", help="a configured endpoint by name (openai); default: default")
         parser.add_argument("--temperature", type=float, default=None, help="default: the step's (0.7 for rationales)")
         parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -57,9 +54,7 @@ class Command(RunCommand):
             default=None,
             help="copa_profile: history before the question (preceding) or including it (current)",
         )
-        parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
         parser.add_argument("--failures", action="store_true", help="list the failed records in the JSON")
-        parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
 
     def handle(self, *args, **o) -> None:
         self._check_usage(o)

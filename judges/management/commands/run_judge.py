@@ -17,10 +17,10 @@ from django.core.management.base import CommandError
 
 from annotation.errors import ValidationFailed
 from annotation.models import Project
-from judges.backends import get_backend, runnable_backend_names
+from judges.backends import get_backend
 from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.execution import JUDGE_RUNS
-from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand
+from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand, add_call_arguments
 from judges.models import MAX_CONCURRENCY, JudgeRun
 from judges.selectors import run_progress
 from judges.services import DEFAULT_SEED, judge_get_or_create, judge_run_start
@@ -33,14 +33,8 @@ class Command(RunCommand):
     help = "Pre-annotate a project's items with an LLM judge or a baseline, on the Celery workers."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="project slug")
-        parser.add_argument("--backend", required=True, choices=runnable_backend_names())
-        parser.add_argument("--model", default="", help="model name (openai, vllm); default: JUDGE_MODEL")
-        parser.add_argument(
-            "--endpoint", default="", help="a configured endpoint by name (openai backend); default: default"
-        )
+        add_call_arguments(parser)
         parser.add_argument("--prompt", default="", help="NAME or NAME.vN; default: the kind's default prompt")
-        parser.add_argument("--concurrency", type=int, default=None, help="requests in flight per worker")
         seeds = parser.add_mutually_exclusive_group()
         seeds.add_argument(
             "--seed", type=int, default=DEFAULT_SEED, help="sampling seed; orders multiple-choice options"
@@ -50,7 +44,6 @@ class Command(RunCommand):
             action="store_true",
             help="no seed: multiple-choice options keep the item's order (IntentGrasp's no-shuffle session)",
         )
-        parser.add_argument("--wait", action="store_true", help="wait for the run; progress on stderr")
 
     def handle(self, *args, **o) -> None:
         if o["concurrency"] is not None and not 1 <= o["concurrency"] <= MAX_CONCURRENCY:
