@@ -84,7 +84,7 @@ def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
                 temperature=data["temperature"],
                 max_tokens=data["max_tokens"],
                 seed=data["seed"],
-                options=form.step_options() if data["step"] == "copa_profile" else {},
+                options=form.step_options(),
                 limit=data["limit"],
                 created_by=request.user,
             )

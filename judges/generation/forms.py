@@ -1,5 +1,5 @@
-"""The Generate items form: a source file upload, a step of the project's kind, a backend, an endpoint
-by name, sampling parameters. Nothing typed here names a URL or a server path."""
+"""The Generate items form: a source file upload, a step of the project's kind, the options its steps
+declare, a backend, an endpoint by name, sampling parameters. Nothing typed here names a URL or a server path."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from judges.backends import get_backend, runnable_backend_names
 from judges.endpoints import endpoint_names
 from judges.forms import model_help_text
 from judges.generation.steps import steps_for_kind
-from judges.generation.steps.copa_profile import CURRENT, PRECEDING
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
 
+#: Form fields of step options are named after the option, with this prefix.
+OPTION_PREFIX = "option_"
 #: Records one run may take from an uploaded file at most (a cap of its own, besides the file size).
 MAX_LIMIT = 1_000_000
 
@@ -31,15 +32,6 @@ class GenerateForm(forms.Form):
     limit = forms.IntegerField(
         min_value=1, max_value=MAX_LIMIT, required=False, help_text="Only the first N records; empty: all."
     )
-    profile_from = forms.ChoiceField(
-        choices=[
-            (PRECEDING, "preceding: questions before the target (CoPA Table 3)"),
-            (CURRENT, "current: and the target question itself (Table A4)"),
-        ],  # fmt: skip
-        initial=PRECEDING,
-        required=False,
-        label="Profile from (CoPA profiles)",
-    )
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -48,9 +40,25 @@ class GenerateForm(forms.Form):
         self.fields["step"].choices = [(s.name, s.label) for s in self.steps]
         self.fields["backend"].choices = [(name, get_backend(name).label) for name in runnable_backend_names()]
         self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
-        if not any(step.option_choices.get("profile_from") for step in self.steps):
-            del self.fields["profile_from"]
+        # One field per option the kind's steps declare; each applies to the steps that take it.
+        for step in self.steps:
+            for option in step.declared_options:
+                takers = [s.label for s in self.steps if option.name in s.option_choices]
+                self.fields.setdefault(
+                    f"{OPTION_PREFIX}{option.name}",
+                    forms.ChoiceField(
+                        choices=option.choices,
+                        initial=option.values[0],
+                        required=False,
+                        label=option.label,
+                        help_text=option.help or f"For {', '.join(takers)}.",
+                    ),
+                )
 
     def step_options(self) -> dict[str, str]:
-        value = self.cleaned_data.get("profile_from")
-        return {"profile_from": value} if value else {}
+        """The options the chosen step takes, as given (the step fills in its defaults)."""
+        step = next((s for s in self.steps if s.name == self.cleaned_data.get("step")), None)
+        if step is None:
+            return {}
+        given = {name: self.cleaned_data.get(f"{OPTION_PREFIX}{name}") for name in step.option_choices}
+        return {name: value for name, value in given.items() if value}

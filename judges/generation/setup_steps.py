@@ -1,5 +1,5 @@
 """The Generate items step of a project's setup checklist (annotation/setup_checklist.py): optional,
-for projects whose items are made from source records by an LLM step."""
+offered to projects of a kind some generator step makes items of."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from judges.generation.steps import steps_for_kind
 from judges.models import GenerationRun
 
 
-def generate_items_step(project: Project) -> SetupStep:
+def generate_items_step(project: Project) -> SetupStep | None:
+    if not steps_for_kind(project.kind):
+        return None
     runs = GenerationRun.objects.filter(project=project)
     finished = runs.filter(status=GenerationRun.Status.COMPLETED).count()
-    if not steps_for_kind(project.kind):
-        detail = "no generator step makes this kind"
-    elif runs.exists():
+    if runs.exists():
         detail = f"{finished} finished run{'s' if finished != 1 else ''}"
     else:
         detail = "optional: make items from threads or labels with an LLM"

@@ -22,8 +22,7 @@ from judges.errors import MODEL_REQUIRED, JudgeError
 from judges.generation.execution import GENERATION_RUNS
 from judges.generation.selectors import generation_failures, generation_summary
 from judges.generation.services import generation_run_start
-from judges.generation.steps import step_names
-from judges.generation.steps.copa_profile import CURRENT, PRECEDING
+from judges.generation.steps import StepOption, all_step_options, get_step, step_names
 from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand, add_call_arguments
 from judges.models import MAX_CONCURRENCY, GenerationRun
 from judges.selectors import run_progress
@@ -33,6 +32,13 @@ from judges.tasks import run_dispatch
 #: Failures listed by --failures, at most (the run page lists them all).
 FAILURES_SHOWN = 1000
 RAW_SHOWN = 2000
+
+
+OPTION_NOT_TAKEN = "{flag} is not an option of --step {step}"
+
+
+def _given_options(o: dict) -> list[StepOption]:
+    return [option for option in all_step_options() if o.get(f"option_{option.name}")]
 
 
 class Command(RunCommand):
@@ -48,12 +54,14 @@ class Command(RunCommand):
         parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
         parser.add_argument("--limit", type=int, default=None, help="only the first N records of the file")
-        parser.add_argument(
-            "--profile-from",
-            choices=(PRECEDING, CURRENT),
-            default=None,
-            help="copa_profile: history before the question (preceding) or including it (current)",
-        )
+        for option in all_step_options():
+            parser.add_argument(
+                f"--{option.name.replace('_', '-')}",
+                dest=f"option_{option.name}",
+                choices=option.values,
+                default=None,
+                help=f"{option.help or option.label} (steps that take it)",
+            )
         parser.add_argument("--failures", action="store_true", help="list the failed records in the JSON")
 
     def handle(self, *args, **o) -> None:
@@ -65,7 +73,7 @@ class Command(RunCommand):
             project = Project.objects.get(slug=o["slug"])
         except Project.DoesNotExist:
             raise CommandError(f"no project with slug {o['slug']!r}", returncode=BAD_INPUT) from None
-        options = {"profile_from": o["profile_from"]} if o["profile_from"] else {}
+        options = {option.name: o[f"option_{option.name}"] for option in _given_options(o)}
         try:
             run = generation_run_start(
                 project=project,
@@ -122,8 +130,11 @@ class Command(RunCommand):
             raise CommandError("--max-tokens must be at least 1", returncode=USAGE)
         if o["temperature"] is not None and not 0.0 <= o["temperature"] <= 2.0:
             raise CommandError("--temperature must be between 0 and 2", returncode=USAGE)
-        if o["profile_from"] and o["step"] != "copa_profile":
-            raise CommandError("--profile-from applies to --step copa_profile only", returncode=USAGE)
+        taken = get_step(o["step"]).option_choices
+        for option in _given_options(o):
+            if option.name not in taken:
+                flag = f"--{option.name.replace('_', '-')}"
+                raise CommandError(OPTION_NOT_TAKEN.format(flag=flag, step=o["step"]), returncode=USAGE)
         if get_backend(o["backend"]).needs_model and not (o["model"] or settings.JUDGE_MODEL):
             raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
 

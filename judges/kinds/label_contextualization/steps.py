@@ -11,17 +11,17 @@ from __future__ import annotations
 from judges.baselines import label_words
 from judges.generation.sources import SourceRecord
 from judges.generation.sources.intent_labels import IntentLabelsReader
-from judges.generation.steps import Step
+from judges.generation.steps import Step, StepDemo
 from judges.prompting import get_prompt
 
 
 class LabelStatement(Step):
     name = "label_statement"
     label = "IntentGrasp label statement drafts (label_contextualization items)"
-    kind = "label_contextualization"
     reader = IntentLabelsReader
     prompt_name = "intentgrasp_label_statement"
     source = "IntentGrasp (paper 002), §3 Stage 2: intent label contextualization"
+    demo = StepDemo("generated-labels", "intent_labels.jsonl")
 
     def input(self, record: SourceRecord, options: dict[str, str]) -> dict:
         return dict(record.data)
@@ -45,3 +45,6 @@ class LabelStatement(Step):
     def baseline(self, data: dict, options: dict[str, str]) -> dict:
         """The label's own words as a statement, "To <label words>." (as the judge baseline drafts it)."""
         return {"action": "write", "statement": f"To {label_words(data['label'])}.", "reason": ""}
+
+
+STEPS = (LabelStatement,)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from annotation.errors import FieldError
 from judges.generation.sources import SourceRecord
 from judges.generation.sources.stackexchange import StackExchangeReader
-from judges.generation.steps import Step, StepInputInvalid, one_line, sentences
+from judges.generation.steps import Step, StepDemo, StepInputInvalid, one_line, sentences
 
 #: Candidate intents the baseline proposes at most.
 BASELINE_INTENTS = 5
@@ -20,10 +20,10 @@ EMPTY_ANSWER = "the accepted answer has no text"
 class IpqaIntents(Step):
     name = "ipqa_intents"
     label = "IPQA candidate intents (ipqa_core_intent items)"
-    kind = "ipqa_core_intent"
     reader = StackExchangeReader
     prompt_name = "ipqa_intent_generation"
     source = "IPQA (paper 000), §2.2.2 initial intent generation"
+    demo = StepDemo("generated-ipqa", "stackexchange_threads.jsonl")
 
     def input(self, record: SourceRecord, options: dict[str, str]) -> dict:
         thread = record.data
@@ -58,3 +58,6 @@ class IpqaIntents(Step):
         asked = [s for s in sentences(f"{data['question']} {data['narrative']}") if s.endswith("?")]
         asked = list(dict.fromkeys(asked))[:BASELINE_INTENTS] or [data["question"]]
         return {"intents": [f"To get an answer to: {one_line(s, 300)}" for s in asked]}
+
+
+STEPS = (IpqaIntents,)

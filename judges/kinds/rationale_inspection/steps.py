@@ -12,7 +12,7 @@ from annotation.kinds.copa_likert import FACTORS
 from judges.baselines import jaccard
 from judges.generation.sources import SourceRecord
 from judges.generation.sources.stackexchange import StackExchangeReader
-from judges.generation.steps import Step, StepInputInvalid, earlier_question_line, question_text
+from judges.generation.steps import Step, StepDemo, StepInputInvalid, earlier_question_line, question_text
 
 EMPTY_ANSWER = "the accepted answer has no text"
 
@@ -20,11 +20,11 @@ EMPTY_ANSWER = "the accepted answer has no text"
 class CopaRationale(Step):
     name = "copa_rationale"
     label = "CoPA rationales of the accepted answer (rationale_inspection items)"
-    kind = "rationale_inspection"
     reader = StackExchangeReader
     prompt_name = "copa_rationale_extraction"
     default_temperature = 0.7  # CoPA §3
     source = "CoPA (paper 001), §3 rationale extraction, Figure A1"
+    demo = StepDemo("generated-rationales", "stackexchange_threads.jsonl")
 
     def input(self, record: SourceRecord, options: dict[str, str]) -> dict:
         thread = record.data
@@ -71,3 +71,6 @@ class CopaRationale(Step):
             "global_explanation": f"Baseline (no LLM): {explanation}",
             "factors": ["SA"],
         }
+
+
+STEPS = (CopaRationale,)

@@ -1,19 +1,23 @@
-"""Generator steps: one module per step, each a versioned prompt, its JSON schema (the prompt's own
-``.schema.json``), the source it reads, and a function from (source record, model output) to item
-payloads of the target project's kind.
+"""Generator steps: the base every step implements, and the registry that finds them by folder.
 
-A step is found by name (``get_step``); callers never branch on step names. Each step also has a
-deterministic baseline generator (no model), always labelled a baseline, so a run can go end to end
-without a GPU (the demo uses it).
+A step is a versioned prompt, its JSON schema (the prompt's own ``.schema.json``), the source it
+reads, the options it takes, and a function from (source record, model output) to item payloads of
+the kind it makes. A kind's steps live in its own folder, ``judges/kinds/<kind>/steps.py``, listed
+in that module's ``STEPS``: the kind a step makes is the folder's. A step is found by name
+(``get_step``) or by kind (``steps_for_kind``); callers never branch on step names. Each step also
+has a deterministic baseline generator (no model), always labelled a baseline, so a run can go end
+to end without a GPU (the demo uses it, from the source file the step's ``demo`` names).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from annotation.errors import FieldError
 from judges.generation.sources import SourceReader, SourceRecord
+from judges.kinds import kind_modules
 
 #: Text of one earlier question in a history line, at most (a title and the start of its body).
 HISTORY_TEXT_LIMIT = 500
@@ -28,22 +32,54 @@ class StepInputInvalid(Exception):
         self.errors = errors
 
 
+@dataclass(frozen=True)
+class StepOption:
+    """An option a step takes, as forms, the command line and the API offer it."""
+
+    name: str
+    label: str
+    #: (value, what it means), the default first.
+    choices: tuple[tuple[str, str], ...]
+    help: str = ""
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(value for value, _ in self.choices)
+
+
+@dataclass(frozen=True)
+class StepDemo:
+    """The demo run of a step (``make run``): its project, a source file under fixtures/sources/, options."""
+
+    project: str
+    source_file: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
 class Step:
     """Base of a step. Subclasses set the class attributes and implement the four methods."""
 
     name: ClassVar[str]
     label: ClassVar[str]
-    #: The task kind of the items it makes (the project's kind).
-    kind: ClassVar[str]
     reader: ClassVar[type[SourceReader]]
     #: The generator prompt (judges/prompts/), newest version unless a run names one.
     prompt_name: ClassVar[str]
     default_temperature: ClassVar[float] = 0.0
-    #: Option name → allowed values, the default first.
-    option_choices: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: The options the step takes (forms, the command line and the API offer them).
+    declared_options: ClassVar[tuple[StepOption, ...]] = ()
     #: Where the step comes from (paper, section).
     source: ClassVar[str] = ""
     baseline_version: ClassVar[int] = 1
+    demo: ClassVar[StepDemo | None] = None
+
+    def __init__(self, kind: str) -> None:
+        #: The task kind of the items it makes: the kind whose folder holds the step.
+        self.kind = kind
+
+    @property
+    def option_choices(self) -> dict[str, tuple[str, ...]]:
+        """Option name → allowed values, the default first."""
+        return {option.name: option.values for option in self.declared_options}
 
     def clean_options(self, options: dict[str, Any] | None) -> dict[str, str]:
         """The options with defaults filled in; ValueError naming a bad one."""
@@ -106,12 +142,26 @@ def sentences(text: str) -> list[str]:
 
 
 def _steps() -> dict[str, Step]:
-    from judges.generation.steps.copa_profile import CopaProfile
-    from judges.generation.steps.copa_rationale import CopaRationale
-    from judges.generation.steps.ipqa_intents import IpqaIntents
-    from judges.generation.steps.label_statement import LabelStatement
+    """Every registered kind's steps, found in ``judges/kinds/<kind>/steps.py`` (``STEPS``)."""
+    found: dict[str, Step] = {}
+    for module in kind_modules("steps"):
+        kind = module.__name__.split(".")[-2]
+        for step_class in module.STEPS:
+            found[step_class.name] = step_class(kind)
+    return found
 
-    return {step.name: step() for step in (IpqaIntents, CopaRationale, CopaProfile, LabelStatement)}
+
+def all_steps() -> list[Step]:
+    return list(_steps().values())
+
+
+def all_step_options() -> list[StepOption]:
+    """Every option some step takes, once per name (the first step's wording), for the command line."""
+    found: dict[str, StepOption] = {}
+    for step in all_steps():
+        for option in step.declared_options:
+            found.setdefault(option.name, option)
+    return list(found.values())
 
 
 def step_names() -> list[str]:

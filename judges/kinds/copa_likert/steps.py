@@ -13,7 +13,7 @@ from annotation.errors import FieldError
 from annotation.kinds.copa_likert import FACTORS
 from judges.generation.sources import SourceRecord
 from judges.generation.sources.stackexchange import StackExchangeReader
-from judges.generation.steps import Step, StepInputInvalid, earlier_question_line, question_text
+from judges.generation.steps import Step, StepDemo, StepInputInvalid, StepOption, earlier_question_line, question_text
 
 ACCEPTED, TOP_VOTED = "accepted", "top-voted"
 PRECEDING, CURRENT = "preceding", "current"
@@ -24,11 +24,21 @@ EMPTY_ANSWER = "the {which} answer has no text"
 class CopaProfile(Step):
     name = "copa_profile"
     label = "CoPA profile + accepted / top-voted pair (copa_likert items)"
-    kind = "copa_likert"
     reader = StackExchangeReader
     prompt_name = "copa_profile_construction"
-    option_choices = {"profile_from": (PRECEDING, CURRENT)}
+    declared_options = (
+        StepOption(
+            "profile_from",
+            "Profile from",
+            (
+                (PRECEDING, "preceding: questions before the target (CoPA Table 3)"),
+                (CURRENT, "current: and the target question itself (Table A4)"),
+            ),
+            help="history before the question (preceding) or including it (current)",
+        ),
+    )
     source = "CoPA (paper 001), §4.1 user profile construction; Tables 3 and A4"
+    demo = StepDemo("generated-copa", "stackexchange_threads.jsonl", {"profile_from": PRECEDING})
 
     def input(self, record: SourceRecord, options: dict[str, str]) -> dict:
         thread = record.data
@@ -80,3 +90,6 @@ class CopaProfile(Step):
         return {
             "profile": {code: f"Baseline (no LLM), {name} not inferred: {seen}." for code, (name, _) in FACTORS.items()}
         }
+
+
+STEPS = (CopaProfile,)
