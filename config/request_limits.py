@@ -56,6 +56,7 @@ BODY_LIMITS: dict[str, BodyLimit] = {
     # Bulk imports through the API.
     "api_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
     "api_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES"),
+    "api_generation_runs": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     # File uploads from pages.
     "import_upload": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     "generate_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),

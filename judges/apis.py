@@ -1,4 +1,5 @@
-"""REST API for judge runs: start one on a project, list a project's runs, watch one. Researchers only."""
+"""REST API for runs: start a judge run or a generation run on a project, list a project's runs, watch,
+cancel and resume one; import and export run files. Researchers only."""
 
 from __future__ import annotations
 
@@ -22,10 +23,16 @@ from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from judges.backends import runnable_backend_choices
 from judges.execution import JUDGE_RUNS
-from judges.models import JudgeRun
+from judges.generation.execution import GENERATION_RUNS
+from judges.generation.forms import MAX_LIMIT
+from judges.generation.selectors import generation_runs_for_project
+from judges.generation.services import generation_run_start
+from judges.models import MAX_CONCURRENCY
 from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
+from judges.runs.services import run_cancel, run_resume
+from judges.runs.types import get_run_type
 from judges.selectors import run_progress, runs_for_project
-from judges.services import judge_get_or_create, judge_run_start
+from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED, judge_get_or_create, judge_run_start
 from judges.tasks import run_dispatch
 
 RESEARCHERS = {Role.RESEARCHER}
@@ -103,16 +110,13 @@ class JudgeRunListApi(APIView):
 class JudgeRunDetailApi(APIView):
     @extend_schema(responses=RunOutput)
     def get(self, request, run_id: int):
-        run = JudgeRun.objects.select_related("judge", "project").filter(pk=run_id).first()
-        if run is None:
-            raise Http404("no such run")
-        member_project(request, run.project.slug, allowed=RESEARCHERS)
+        run = _visible_run(request, JUDGE_RUNS, run_id)
         return Response(RunOutput(run_progress(run=run)).data)
 
 
-BODY_TOO_LARGE = "the run file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES)"
-NO_FILE = "send the run file as the multipart field 'file', or as a JSON Lines body (application/x-ndjson)"
-SAMPLING_NOT_JSON = "sampling must be a JSON object"
+BODY_TOO_LARGE = "the {what} is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES)"
+NO_FILE = "send the file as the multipart field {field!r}, or as a JSON Lines body (application/x-ndjson)"
+NOT_A_JSON_OBJECT = "{field} must be a JSON object"
 #: How much of a JSON Lines body is copied to disk at a time.
 BODY_BLOCK = 1 << 20
 
@@ -130,15 +134,52 @@ class JsonlParser(JsonLinesParser):
     media_type = "application/jsonl"
 
 
-def _body_to_file(stream: Any, path: Path) -> None:
+def _body_to_file(stream: Any, path: Path, *, field: str) -> None:
     """Copy a request body to ``path`` a block at a time, refusing one past CONCORD_IMPORT_MAX_BYTES."""
     limit, written = settings.CONCORD_IMPORT_MAX_BYTES, 0
     with path.open("wb") as out:
         while block := stream.read(BODY_BLOCK):
             written += len(block)
             if written > limit:
-                raise exceptions.ValidationError({"file": [BODY_TOO_LARGE.format(limit=limit)]})
+                raise exceptions.ValidationError({field: [BODY_TOO_LARGE.format(what=field, limit=limit)]})
             out.write(block)
+
+
+def request_file(request: Any, folder: Path, *, field: str) -> tuple[Path, str]:
+    """The file a request carries, copied into ``folder``: the multipart field ``field``, or the whole
+    JSON Lines body. Returns the copy's path and the name the file came under; a ValidationError on
+    ``field`` when there is none or it is larger than CONCORD_IMPORT_MAX_BYTES. The copy is named by
+    Concord (only the suffix comes from the upload)."""
+    limit = settings.CONCORD_IMPORT_MAX_BYTES
+    if request.content_type.startswith("multipart/"):
+        upload = request.FILES.get(field)
+        if upload is None:
+            raise exceptions.ValidationError({field: [NO_FILE.format(field=field)]})
+        if upload.size > limit:
+            raise exceptions.ValidationError({field: [BODY_TOO_LARGE.format(what=field, limit=limit)]})
+        path = folder / f"{field}{Path(upload.name).suffix.lower()[:10]}"
+        with path.open("wb") as out:
+            for block in upload.chunks():
+                out.write(block)
+        return path, upload.name
+    if not hasattr(request.data, "read"):  # no body, or one of another type
+        raise exceptions.ValidationError({field: [NO_FILE.format(field=field)]})
+    path = folder / f"{field}.jsonl"
+    _body_to_file(request.data, path, field=field)
+    return path, "request body"
+
+
+def _json_object(text: str, *, field: str) -> dict | None:
+    """A form field holding a JSON object as text (None when empty); a ValidationError naming it otherwise."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise exceptions.ValidationError({field: [NOT_A_JSON_OBJECT.format(field=field)]})
+    return value
 
 
 class JudgeRunImportApi(APIView):
@@ -182,31 +223,9 @@ class JudgeRunImportApi(APIView):
         data = self.Input(data=request.data if multipart else request.query_params)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
-        sampling_text, sampling = options.pop("sampling"), None
-        if sampling_text:
-            try:
-                sampling = json.loads(sampling_text)
-            except json.JSONDecodeError:
-                raise exceptions.ValidationError({"sampling": [SAMPLING_NOT_JSON]}) from None
+        sampling = _json_object(options.pop("sampling"), field="sampling")
         with tempfile.TemporaryDirectory() as folder:
-            if multipart:
-                upload = request.FILES.get("file")
-                if upload is None:
-                    raise exceptions.ValidationError({"file": [NO_FILE]})
-                if upload.size > settings.CONCORD_IMPORT_MAX_BYTES:
-                    raise exceptions.ValidationError(
-                        {"file": [BODY_TOO_LARGE.format(limit=settings.CONCORD_IMPORT_MAX_BYTES)]}
-                    )
-                suffix = Path(upload.name).suffix.lower()
-                path, file_name = Path(folder) / f"run{suffix}", upload.name
-                with path.open("wb") as out:
-                    for block in upload.chunks():
-                        out.write(block)
-            else:
-                if not hasattr(request.data, "read"):  # no body, or one of another type
-                    raise exceptions.ValidationError({"file": [NO_FILE]})
-                path, file_name = Path(folder) / "run.jsonl", "request body"
-                _body_to_file(request.data, path)
+            path, file_name = request_file(request, Path(folder), field="file")
             result = judge_run_import(
                 project=project, path=path, sampling=sampling, file_name=file_name, created_by=request.user, **options
             )
@@ -221,13 +240,149 @@ class JudgeRunFileApi(APIView):
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
     )
     def get(self, request, run_id: int):
-        run = JudgeRun.objects.select_related("judge", "project").filter(pk=run_id).first()
-        if run is None:
-            raise Http404("no such run")
-        member_project(request, run.project.slug, allowed=RESEARCHERS)
+        run = _visible_run(request, JUDGE_RUNS, run_id)
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in RUN_FILE_TYPES:
             raise ValidationFailed([FieldError("format", f"must be one of {', '.join(RUN_FILE_TYPES)}")])
         response = StreamingHttpResponse(run_file_lines(run, fmt), content_type=RUN_FILE_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{run.project.slug}-run-{run.pk}.{fmt}"'
         return response
+
+
+# -- generation runs ----------------------------------------------------------------------------------
+
+
+class GenerationRunOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="run.pk")
+    status = serializers.CharField(source="run.status")
+    step = serializers.CharField(source="run.step")
+    options = serializers.JSONField(source="run.options")
+    backend = serializers.CharField(source="run.backend")
+    label = serializers.CharField(source="run.backend_label")
+    model = serializers.CharField(source="run.model")
+    endpoint = serializers.CharField(source="run.endpoint")
+    prompt = serializers.CharField(source="run.prompt_key")
+    prompt_sha256 = serializers.CharField(source="run.prompt_sha256")
+    source_name = serializers.CharField(source="run.source_name")
+    source_sha256 = serializers.CharField(source="run.source_sha256")
+    total = serializers.IntegerField(source="run.total", help_text="Records of the source file.")
+    ok = serializers.IntegerField(source="run.ok_count")
+    failed = serializers.IntegerField(source="run.failed_count")
+    existing = serializers.IntegerField(source="run.existing_count", help_text="Records the project had items of.")
+    pending = serializers.IntegerField(source="run.pending_count")
+    items_created = serializers.IntegerField(source="run.items_created")
+    items_per_s = serializers.FloatField(allow_null=True, help_text="Records per second.")
+    eta_seconds = serializers.FloatField(allow_null=True)
+    last_error = serializers.CharField(source="run.last_error")
+    created_at = serializers.DateTimeField(source="run.created_at")
+    finished_at = serializers.DateTimeField(source="run.finished_at", allow_null=True)
+
+
+class GenerationRunListApi(APIView):
+    """A project's generation runs, and a new one from a source file (Stack Exchange threads, labels)."""
+
+    parser_classes = [MultiPartParser, JsonLinesParser, JsonlParser]
+
+    class Input(serializers.Serializer):
+        class Meta:
+            ref_name = "GenerationRunStartInput"
+
+        step = serializers.CharField(max_length=50, help_text="A step that makes items of the project's kind.")
+        backend = serializers.ChoiceField(choices=runnable_backend_choices())
+        model = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        endpoint = serializers.CharField(
+            max_length=50, required=False, default="", allow_blank=True, help_text="A configured endpoint, by name."
+        )
+        temperature = serializers.FloatField(
+            min_value=0, max_value=2, required=False, default=None, allow_null=True, help_text="Empty: the step's."
+        )
+        max_tokens = serializers.IntegerField(min_value=1, max_value=131072, required=False, default=DEFAULT_MAX_TOKENS)
+        seed = serializers.IntegerField(
+            min_value=0, max_value=2**31 - 1, required=False, default=DEFAULT_SEED, allow_null=True
+        )
+        limit = serializers.IntegerField(
+            min_value=1, max_value=MAX_LIMIT, required=False, default=None, allow_null=True,
+            help_text="Only the first N records of the file.",
+        )  # fmt: skip
+        concurrency = serializers.IntegerField(
+            min_value=1, max_value=MAX_CONCURRENCY, required=False, default=None, allow_null=True
+        )
+        options = serializers.CharField(
+            max_length=4000, required=False, default="", allow_blank=True,
+            help_text='The step\'s options as a JSON object, e.g. {"profile_from": "current"}.',
+        )  # fmt: skip
+
+    @extend_schema(responses=GenerationRunOutput(many=True))
+    def get(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed=RESEARCHERS)
+        runs = generation_runs_for_project(project=project)[:100]
+        return Response(GenerationRunOutput([run_progress(run=run) for run in runs], many=True).data)
+
+    @extend_schema(
+        request={
+            "multipart/form-data": inline_serializer(
+                "GenerationRunUpload", {"source": serializers.FileField(), **Input().get_fields()}
+            ),
+            "application/x-ndjson": {"type": "string"},
+        },
+        responses={201: GenerationRunOutput},
+    )
+    def post(self, request, slug: str):
+        project, _ = member_project(request, slug, allowed=RESEARCHERS)
+        multipart = request.content_type.startswith("multipart/")
+        data = self.Input(data=request.data if multipart else request.query_params)
+        data.is_valid(raise_exception=True)
+        options = dict(data.validated_data)
+        step_options = _json_object(options.pop("options"), field="options")
+        with tempfile.TemporaryDirectory() as folder:
+            path, file_name = request_file(request, Path(folder), field="source")
+            run = generation_run_start(
+                project=project,
+                path=path,
+                source_name=Path(file_name).name,
+                options=step_options,
+                created_by=request.user,
+                **options,
+            )
+        transaction.on_commit(lambda: run_dispatch(run_type=GENERATION_RUNS, run_id=run.pk))
+        return Response(GenerationRunOutput(run_progress(run=run)).data, status=status.HTTP_201_CREATED)
+
+
+def _visible_run(request: Any, run_type: str, run_id: int) -> Any:
+    """The run, if the user is one of its project's researchers (404 for outsiders, 403 for other members)."""
+    kind = get_run_type(run_type)
+    run = kind.run_model.objects.select_related("project", *kind.run_related).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("no such run")
+    member_project(request, run.project.slug, allowed=RESEARCHERS)
+    return run
+
+
+#: What each run type's endpoints answer with.
+RUN_OUTPUTS: dict[str, type[serializers.Serializer]] = {JUDGE_RUNS: RunOutput, GENERATION_RUNS: GenerationRunOutput}
+
+
+class GenerationRunDetailApi(APIView):
+    @extend_schema(responses=GenerationRunOutput)
+    def get(self, request, run_id: int):
+        run = _visible_run(request, GENERATION_RUNS, run_id)
+        return Response(GenerationRunOutput(run_progress(run=run)).data)
+
+
+class RunCancelApi(APIView):
+    """Stop a running run (judge or generation run): what is done is kept; 400 ``run_state`` if it is not running."""
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: int, run_type: str):
+        run = run_cancel(run=_visible_run(request, run_type, run_id))
+        return Response(RUN_OUTPUTS[run_type](run_progress(run=run)).data)
+
+
+class RunResumeApi(APIView):
+    """Run a cancelled or stopped run again from where it was; 400 ``run_state`` otherwise."""
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request, run_id: int, run_type: str):
+        run = run_resume(run=_visible_run(request, run_type, run_id))
+        transaction.on_commit(lambda: run_dispatch(run_type=run_type, run_id=run.pk))
+        return Response(RUN_OUTPUTS[run_type](run_progress(run=run)).data)
