@@ -2,9 +2,11 @@
 
 ``judges/kinds/<kind>/`` holds the kind's judge and generator prompts (``prompts.py``, with their
 ``NAME.vN.txt`` and ``NAME.vN.schema.json`` files beside it) and its baseline methods
-(``baselines.py``); each module lists its prompt instances in ``PROMPTS``. Both are optional: a
-kind without a folder simply has no prompts. ``judges.prompting`` collects them through
-:func:`kind_modules`, so no shared module lists kinds by name.
+(``baselines.py``), each module listing its prompt instances in ``PROMPTS``, and the generator steps
+that make items of the kind (``steps.py``, listing them in ``STEPS``). All are optional: a kind
+without a folder simply has no prompts and no steps. ``judges.prompting`` and
+``judges.generation.steps`` collect them through :func:`kind_modules`, so no shared module lists
+kinds by name.
 """
 
 from __future__ import annotations
