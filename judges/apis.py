@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,7 @@ from rest_framework.views import APIView
 
 from annotation.apis import member_project
 from annotation.errors import FieldError, ValidationFailed
-from annotation.models import Role
+from annotation.models import Project, Role
 from judges.backends import runnable_backend_choices
 from judges.execution import JUDGE_RUNS
 from judges.generation.execution import GENERATION_RUNS
@@ -38,22 +41,27 @@ from judges.tasks import run_dispatch
 RESEARCHERS = {Role.RESEARCHER}
 
 
-class RunOutput(serializers.Serializer):
+class RunStateOutput(serializers.Serializer):
+    """What every run answers with: its state and counts (judges.models.RunState), rate and ETA."""
+
     id = serializers.IntegerField(source="run.pk")
     status = serializers.CharField(source="run.status")
-    backend = serializers.CharField(source="run.judge.backend")
-    label = serializers.CharField(source="run.judge.backend_label")
-    model = serializers.CharField(source="run.judge.model")
-    prompt = serializers.SerializerMethodField()
     total = serializers.IntegerField(source="run.total")
     ok = serializers.IntegerField(source="run.ok_count")
     failed = serializers.IntegerField(source="run.failed_count")
     pending = serializers.IntegerField(source="run.pending_count")
-    items_per_s = serializers.FloatField(allow_null=True)
+    items_per_s = serializers.FloatField(allow_null=True, help_text="Items (records, for generation runs) a second.")
     eta_seconds = serializers.FloatField(allow_null=True)
     last_error = serializers.CharField(source="run.last_error")
     created_at = serializers.DateTimeField(source="run.created_at")
     finished_at = serializers.DateTimeField(source="run.finished_at", allow_null=True)
+
+
+class RunOutput(RunStateOutput):
+    backend = serializers.CharField(source="run.judge.backend")
+    label = serializers.CharField(source="run.judge.backend_label")
+    model = serializers.CharField(source="run.judge.model")
+    prompt = serializers.SerializerMethodField()
     provenance = serializers.JSONField(source="run.provenance", help_text="Where an imported run's outputs came from.")
 
     def get_prompt(self, progress) -> str:
@@ -169,6 +177,32 @@ def request_file(request: Any, folder: Path, *, field: str) -> tuple[Path, str]:
     return path, "request body"
 
 
+@dataclass(frozen=True)
+class Upload:
+    project: Project
+    options: dict[str, Any]
+    path: Path
+    file_name: str
+
+
+@contextmanager
+def uploaded(
+    request: Any, slug: str, input_class: type[serializers.Serializer], *, file_field: str, json_field: str
+) -> Iterator[Upload]:
+    """A researcher's upload: the project, the checked options (form fields of a multipart body, or the
+    query string beside a JSON Lines body; ``json_field`` a JSON object given as text) and the file,
+    copied to disk while the block runs. 400 naming the field when an option or the file is bad."""
+    project, _ = member_project(request, slug, allowed=RESEARCHERS)
+    multipart = request.content_type.startswith("multipart/")
+    data = input_class(data=request.data if multipart else request.query_params)
+    data.is_valid(raise_exception=True)
+    options = dict(data.validated_data)
+    options[json_field] = _json_object(options[json_field], field=json_field)
+    with tempfile.TemporaryDirectory() as folder:
+        path, file_name = request_file(request, Path(folder), field=file_field)
+        yield Upload(project=project, options=options, path=path, file_name=file_name)
+
+
 def _json_object(text: str, *, field: str) -> dict | None:
     """A form field holding a JSON object as text (None when empty); a ValidationError naming it otherwise."""
     if not text:
@@ -218,16 +252,13 @@ class JudgeRunImportApi(APIView):
         },
     )
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=RESEARCHERS)
-        multipart = request.content_type.startswith("multipart/")
-        data = self.Input(data=request.data if multipart else request.query_params)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
-        sampling = _json_object(options.pop("sampling"), field="sampling")
-        with tempfile.TemporaryDirectory() as folder:
-            path, file_name = request_file(request, Path(folder), field="file")
+        with uploaded(request, slug, self.Input, file_field="file", json_field="sampling") as upload:
             result = judge_run_import(
-                project=project, path=path, sampling=sampling, file_name=file_name, created_by=request.user, **options
+                project=upload.project,
+                path=upload.path,
+                file_name=upload.file_name,
+                created_by=request.user,
+                **upload.options,
             )
         return Response(result.as_dict(), status=status.HTTP_201_CREATED)
 
@@ -252,9 +283,7 @@ class JudgeRunFileApi(APIView):
 # -- generation runs ----------------------------------------------------------------------------------
 
 
-class GenerationRunOutput(serializers.Serializer):
-    id = serializers.IntegerField(source="run.pk")
-    status = serializers.CharField(source="run.status")
+class GenerationRunOutput(RunStateOutput):
     step = serializers.CharField(source="run.step")
     options = serializers.JSONField(source="run.options")
     backend = serializers.CharField(source="run.backend")
@@ -265,17 +294,8 @@ class GenerationRunOutput(serializers.Serializer):
     prompt_sha256 = serializers.CharField(source="run.prompt_sha256")
     source_name = serializers.CharField(source="run.source_name")
     source_sha256 = serializers.CharField(source="run.source_sha256")
-    total = serializers.IntegerField(source="run.total", help_text="Records of the source file.")
-    ok = serializers.IntegerField(source="run.ok_count")
-    failed = serializers.IntegerField(source="run.failed_count")
     existing = serializers.IntegerField(source="run.existing_count", help_text="Records the project had items of.")
-    pending = serializers.IntegerField(source="run.pending_count")
     items_created = serializers.IntegerField(source="run.items_created")
-    items_per_s = serializers.FloatField(allow_null=True, help_text="Records per second.")
-    eta_seconds = serializers.FloatField(allow_null=True)
-    last_error = serializers.CharField(source="run.last_error")
-    created_at = serializers.DateTimeField(source="run.created_at")
-    finished_at = serializers.DateTimeField(source="run.finished_at", allow_null=True)
 
 
 class GenerationRunListApi(APIView):
@@ -328,21 +348,13 @@ class GenerationRunListApi(APIView):
         responses={201: GenerationRunOutput},
     )
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=RESEARCHERS)
-        multipart = request.content_type.startswith("multipart/")
-        data = self.Input(data=request.data if multipart else request.query_params)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
-        step_options = _json_object(options.pop("options"), field="options")
-        with tempfile.TemporaryDirectory() as folder:
-            path, file_name = request_file(request, Path(folder), field="source")
+        with uploaded(request, slug, self.Input, file_field="source", json_field="options") as upload:
             run = generation_run_start(
-                project=project,
-                path=path,
-                source_name=Path(file_name).name,
-                options=step_options,
+                project=upload.project,
+                path=upload.path,
+                source_name=Path(upload.file_name).name,
                 created_by=request.user,
-                **options,
+                **upload.options,
             )
         transaction.on_commit(lambda: run_dispatch(run_type=GENERATION_RUNS, run_id=run.pk))
         return Response(GenerationRunOutput(run_progress(run=run)).data, status=status.HTTP_201_CREATED)

@@ -30,7 +30,20 @@ def check_backend(backend: str) -> None:
         )
 
 
-class Judge(models.Model):
+class CallsBackend:
+    """What a model row that names a judge backend in ``backend`` has: the check, and whether it is a baseline."""
+
+    backend: str
+
+    def clean(self) -> None:
+        check_backend(self.backend)
+
+    @property
+    def is_baseline(self) -> bool:
+        return backend_class(self.backend).is_baseline
+
+
+class Judge(CallsBackend, models.Model):
     """One configured call: backend, model, prompt template and version, sampling parameters, seed.
 
     ``fingerprint`` hashes every field that can change an output, so one configuration is one row
@@ -72,13 +85,6 @@ class Judge(models.Model):
     def prompt_key(self) -> str:
         # Version 0: an imported run's free prompt label, which has no version of ours.
         return self.prompt_name if self.prompt_version == 0 else f"{self.prompt_name}.v{self.prompt_version}"
-
-    def clean(self) -> None:
-        check_backend(self.backend)
-
-    @property
-    def is_baseline(self) -> bool:
-        return backend_class(self.backend).is_baseline
 
     @property
     def backend_label(self) -> str:
@@ -127,6 +133,15 @@ class RunState(models.Model):
     def is_active(self) -> bool:
         return self.status == self.Status.RUNNING
 
+    @property
+    def settled_at_start(self) -> int:
+        """Rows of the run settled when it started, in no chunk: counted in its total, and as done."""
+        return 0
+
+    @property
+    def done_count(self) -> int:
+        return self.ok_count + self.failed_count + self.settled_at_start
+
 
 class LeasedChunk(models.Model):
     """A slice of a run, claimed by one worker at a time under a lease (see judges.leasing).
@@ -159,15 +174,12 @@ class LeasedChunk(models.Model):
     class Meta:
         abstract = True
         ordering = ["run_id", "number"]
+        # Each subclass declares ``run``; the names take the subclass's ("judgechunk_unique_number").
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="%(class)s_unique_number")]
+        indexes = [models.Index(fields=["run", "status"], name="%(class)s_by_run_status")]
 
     def __str__(self) -> str:
         return f"chunk {self.number} of run {self.run_id} ({self.status})"
-
-
-def chunk_rules(prefix: str) -> tuple[list[models.UniqueConstraint], list[models.Index]]:
-    """A chunk model's constraint and index (one number per chunk of a run; chunks by run and status)."""
-    unique = models.UniqueConstraint(fields=["run", "number"], name=f"{prefix}_unique_number")
-    return [unique], [models.Index(fields=["run", "status"], name=f"{prefix}_by_run_status")]
 
 
 #: What ``JudgeRun.provenance`` may hold, with the label pages and reports show it under.
@@ -202,10 +214,6 @@ class JudgeRun(RunState):
         return f"run {self.pk} of {self.judge} on {self.project}"
 
     @property
-    def done_count(self) -> int:
-        return self.ok_count + self.failed_count
-
-    @property
     def provenance_lines(self) -> list[tuple[str, str]]:
         """(label, text) of each provenance fact, in ``PROVENANCE_FIELDS`` order, for pages and reports."""
         lines = []
@@ -231,11 +239,23 @@ class JudgeChunk(LeasedChunk):
     first_item_id = models.BigIntegerField()
     last_item_id = models.BigIntegerField()
 
-    class Meta(LeasedChunk.Meta):
-        constraints, indexes = chunk_rules("judgechunk")
+
+class StoredOutcome(models.Model):
+    """What every stored outcome of a call keeps (a suggestion, a generation record): the model's raw
+    answer, why it was refused, and what the server reported. The run engine writes these columns
+    (``judges.runs.execution.OUTCOME_FIELDS``, with ``status`` and ``attempts``)."""
+
+    raw_output = models.TextField(blank=True)
+    failure_reason = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(null=True, blank=True)
+    tokens_out = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
 
 
-class Suggestion(models.Model):
+class Suggestion(StoredOutcome):
     """A judge's output for one item: a value in the kind's annotation schema, or a failure with its reason."""
 
     class Status(models.TextChoices):
@@ -250,12 +270,7 @@ class Suggestion(models.Model):
     prompt_sha256 = models.CharField(max_length=64)
     status = models.CharField(max_length=6, choices=Status.choices)
     value = models.JSONField(null=True, blank=True)
-    raw_output = models.TextField(blank=True)
-    failure_reason = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
-    tokens_in = models.PositiveIntegerField(null=True, blank=True)
-    tokens_out = models.PositiveIntegerField(null=True, blank=True)
-    latency_ms = models.FloatField(null=True, blank=True)
     #: The model's own confidence in its answer (0-1), when an imported file gives one.
     score = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     #: Multiple choice: the order the options were shown in (the item's option numbers), when an
@@ -293,7 +308,7 @@ class Suggestion(models.Model):
 # -- generation runs: source records → items --------------------------------------------------------
 
 
-class GenerationRun(RunState):
+class GenerationRun(CallsBackend, RunState):
     """A generator step applied to the records of a source file, ending in items of a project.
 
     The source records are stored with the run when it starts (``GenerationRecord``), so workers and a
@@ -331,15 +346,8 @@ class GenerationRun(RunState):
         return f"generation run {self.pk} ({self.step}) on {self.project}"
 
     @property
-    def done_count(self) -> int:
-        return self.ok_count + self.failed_count + self.existing_count
-
-    def clean(self) -> None:
-        check_backend(self.backend)
-
-    @property
-    def is_baseline(self) -> bool:
-        return backend_class(self.backend).is_baseline
+    def settled_at_start(self) -> int:
+        return self.existing_count
 
     @property
     def prompt_key(self) -> str:
@@ -368,11 +376,8 @@ class GenerationChunk(LeasedChunk):
     first_number = models.PositiveIntegerField()
     last_number = models.PositiveIntegerField()
 
-    class Meta(LeasedChunk.Meta):
-        constraints, indexes = chunk_rules("genchunk")
 
-
-class GenerationRecord(models.Model):
+class GenerationRecord(StoredOutcome):
     """One source record of a run and its outcome: the item payloads it became, or a failure with the
     raw output and the reason. ``existing``: the project already had its items (nothing asked)."""
 
@@ -396,12 +401,7 @@ class GenerationRecord(models.Model):
     #: ``[{"external_id": ..., "payload": {...}}]`` once OK.
     items = models.JSONField(null=True, blank=True)
     request_sha256 = models.CharField(max_length=64, blank=True)
-    raw_output = models.TextField(blank=True)
-    failure_reason = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
-    tokens_in = models.PositiveIntegerField(null=True, blank=True)
-    tokens_out = models.PositiveIntegerField(null=True, blank=True)
-    latency_ms = models.FloatField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

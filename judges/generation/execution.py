@@ -99,9 +99,6 @@ class GenerationRuns(RunType):
     def finish(self, run: GenerationRun) -> GenerationRun:
         return generation_run_complete(run=run)
 
-    def counted_before_chunks(self, run: GenerationRun) -> int:
-        return run.existing_count
-
 
 def generation_chunk_process(*, chunk_id: int, final_attempt: bool = True) -> ChunkReport | None:
     """Generate for the chunk's waiting records and record the outcomes; None if the chunk was not ours."""

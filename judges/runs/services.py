@@ -111,7 +111,7 @@ def run_refresh(*, run_type: str, run_id: int) -> RunState:
         total=Sum("size"), ok=Sum("ok_count"), failed=Sum("failed_count")
     )
     # A chunk's size may be recounted when it is recorded (items deleted meanwhile leave the total).
-    run.total = (sums["total"] or 0) + kind.counted_before_chunks(run)
+    run.total = (sums["total"] or 0) + run.settled_at_start
     run.ok_count, run.failed_count = sums["ok"] or 0, sums["failed"] or 0
     run.pending_count = max(0, run.total - run.done_count)
     run.save(update_fields=["total", "ok_count", "failed_count", "pending_count"])

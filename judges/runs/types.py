@@ -129,10 +129,6 @@ class RunType:
         run.save(update_fields=["status", "finished_at", "watch_token"])
         return run
 
-    def counted_before_chunks(self, run: RunState) -> int:
-        """Rows of the run settled when it started, in no chunk (they count in its total and as done)."""
-        return 0
-
     def running(self) -> models.QuerySet:
         return self.run_model.objects.filter(status=self.run_model.Status.RUNNING)
 

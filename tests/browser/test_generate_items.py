@@ -43,7 +43,9 @@ def test_generate_items_with_a_step_option_from_the_page(page, live_server, sign
     shot(page, "generate-run")
 
 
-def test_cancel_and_resume_a_generation_run_from_its_page(page, live_server, sign_in, make_project, make_user, tmp_path):
+def test_cancel_and_resume_a_generation_run_from_its_page(
+    page, live_server, sign_in, make_project, make_user, tmp_path
+):
     project = make_project("ipqa_core_intent")
     membership_add(project=project, user=make_user("res"), role=Role.RESEARCHER)
     run = generation_run_start(

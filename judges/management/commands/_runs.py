@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import models
 
 from judges.backends import runnable_backend_names
+from judges.selectors import run_progress
 
 BAD_INPUT, USAGE = 1, 2
 POLL_SECONDS = 0.5
@@ -34,14 +35,24 @@ def add_call_arguments(parser: Any) -> None:
 
 
 class RunCommand(BaseCommand):
-    """A command that starts a run and may wait for it. Subclasses name the run model and its progress line."""
+    """A command that starts a run and may wait for it. Subclasses name the run model."""
 
     run_model: ClassVar[type[models.Model]]
     #: What the command says when Ctrl-C stops the waiting (the run goes on in the workers).
     stopped_waiting: ClassVar[str] = "stopped waiting; run {run} goes on in the workers"
 
     def progress_line(self, run: Any) -> str:
-        raise NotImplementedError("subclasses of RunCommand must provide progress_line()")
+        """One line of progress, in the run type's words ("run 4 running: 20/50 done (19 ok, 1 failed)")."""
+        p = run_progress(run=run)
+        rt = p.run_type
+        rate = f", {p.items_per_s:.1f} {rt.unit}/s" if p.items_per_s else ""
+        eta = f", ETA {p.eta_text}" if p.eta_text else ""
+        before = run.settled_at_start
+        made = f", {before} already made" if before else ""
+        return (
+            f"{rt.label} {run.pk} {run.status}: {p.done}/{run.total} {rt.counted} "
+            f"({run.ok_count} ok, {run.failed_count} failed{made}){rate}{eta}"
+        )
 
     def wait(self, run: Any, *, show: bool) -> Any:
         """The run once it has ended, with progress on stderr when ``show``."""

@@ -25,7 +25,6 @@ from judges.generation.services import generation_run_start
 from judges.generation.steps import StepOption, all_step_options, get_step, step_names
 from judges.management.commands._runs import BAD_INPUT, USAGE, RunCommand, add_call_arguments
 from judges.models import MAX_CONCURRENCY, GenerationRun
-from judges.selectors import run_progress
 from judges.services import DEFAULT_MAX_TOKENS, DEFAULT_SEED
 from judges.tasks import run_dispatch
 
@@ -137,12 +136,3 @@ class Command(RunCommand):
                 raise CommandError(OPTION_NOT_TAKEN.format(flag=flag, step=o["step"]), returncode=USAGE)
         if get_backend(o["backend"]).needs_model and not (o["model"] or settings.JUDGE_MODEL):
             raise CommandError(MODEL_REQUIRED.format(backend=o["backend"]), returncode=USAGE)
-
-    def progress_line(self, run: GenerationRun) -> str:
-        p = run_progress(run=run)
-        rate = f", {p.items_per_s:.1f} records/s" if p.items_per_s else ""
-        eta = f", ETA {p.eta_text}" if p.eta_text else ""
-        return (
-            f"generation run {run.pk} {run.status}: {p.done}/{run.total} records "
-            f"({run.ok_count} ok, {run.failed_count} failed, {run.existing_count} already made){rate}{eta}"
-        )

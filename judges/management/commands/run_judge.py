@@ -33,8 +33,8 @@ class Command(RunCommand):
     help = "Pre-annotate a project's items with an LLM judge or a baseline, on the Celery workers."
 
     def add_arguments(self, parser) -> None:
-        add_call_arguments(parser)
         parser.add_argument("--prompt", default="", help="NAME or NAME.vN; default: the kind's default prompt")
+        add_call_arguments(parser)
         seeds = parser.add_mutually_exclusive_group()
         seeds.add_argument(
             "--seed", type=int, default=DEFAULT_SEED, help="sampling seed; orders multiple-choice options"
@@ -88,12 +88,3 @@ class Command(RunCommand):
                 f"run {run.pk} {progress.run.get_status_display().lower()}: {progress.run.last_error or 'no reason'}",
                 returncode=BAD_INPUT,
             )
-
-    def progress_line(self, run: JudgeRun) -> str:
-        p = run_progress(run=run)
-        rate = f", {p.items_per_s:.1f} items/s" if p.items_per_s else ""
-        eta = f", ETA {p.eta_text}" if p.eta_text else ""
-        return (
-            f"run {run.pk} {run.status}: {p.done}/{run.total} done "
-            f"({run.ok_count} ok, {run.failed_count} failed){rate}{eta}"
-        )
