@@ -362,8 +362,8 @@ class GenerationRunListApi(APIView):
 
 def _visible_run(request: Any, run_type: str, run_id: int) -> Any:
     """The run, if the user is one of its project's researchers (404 for outsiders, 403 for other members)."""
-    kind = get_run_type(run_type)
-    run = kind.run_model.objects.select_related("project", *kind.run_related).filter(pk=run_id).first()
+    spec = get_run_type(run_type)
+    run = spec.run_model.objects.select_related("project", *spec.run_related).filter(pk=run_id).first()
     if run is None:
         raise Http404("no such run")
     member_project(request, run.project.slug, allowed=RESEARCHERS)

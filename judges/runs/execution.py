@@ -48,8 +48,8 @@ class ChunkReport:
 
 def chunk_claim(*, run_type: str, chunk_id: int) -> LeasedChunk | None:
     """Take the chunk if it waits, or if its holder's lease ran out; None if it is not ours to take."""
-    kind = get_run_type(run_type)
-    return claim_chunk(kind.chunk_model, chunk_id=chunk_id, related=kind.claim_related)
+    spec = get_run_type(run_type)
+    return claim_chunk(spec.chunk_model, chunk_id=chunk_id, related=spec.claim_related)
 
 
 def chunk_release(*, run_type: str, chunk_id: int, token: str, error: str = "") -> None:
@@ -108,27 +108,27 @@ def chunk_process(*, run_type: str, chunk_id: int, final_attempt: bool = True) -
     rest is recorded) so the chunk is retried later, unless this is the ``final_attempt``: then they
     are recorded as failed with the reason. Nothing unavailable is ever recorded as a value.
     """
-    kind = get_run_type(run_type)
+    spec = get_run_type(run_type)
     chunk = chunk_claim(run_type=run_type, chunk_id=chunk_id)
     if chunk is None:
         return None
     token, run = chunk.claim_token, chunk.run
     try:
-        prompt = kind.prompt(run)
+        prompt = spec.prompt(run)
     except KeyError:
         chunk_release(run_type=run_type, chunk_id=chunk.pk, token=token)
-        run_stop(run_type=run_type, run_id=run.pk, reason=kind.prompt_gone(run))
+        run_stop(run_type=run_type, run_id=run.pk, reason=spec.prompt_gone(run))
         return None
-    work = kind.chunk_work(chunk, prompt)
+    work = spec.chunk_work(chunk, prompt)
     outcomes = list(work.outcomes)
     options = CallOptions(
         concurrency=run.concurrency, timeout=settings.JUDGE_REQUEST_TIMEOUT, retry=RetryPolicy.from_settings()
     )
-    backend = get_backend(kind.backend_name(run))
+    backend = get_backend(spec.backend_name(run))
     with Lease(chunk, token) as lease:
         try:
             if work.requests:
-                call = kind.call_config(run)
+                call = spec.call_config(run)
                 outcomes += backend.complete(work.requests, judge=call, prompt=prompt, options=options, stop=lease.stop)
         except BackendMisconfigured as exc:
             chunk_release(run_type=run_type, chunk_id=chunk.pk, token=token, error=exc.message)
@@ -162,18 +162,18 @@ def chunk_record(
     """Store the final outcomes and the chunk's counts if the claim is still ours, then recount the
     run; None when the claim was lost (nothing is written then). The chunk is done when none of
     its rows waits."""
-    kind = get_run_type(run_type)
+    spec = get_run_type(run_type)
     final = [o for o in outcomes if o.status in (OK, FAILED)]
     now = timezone.now()
     with transaction.atomic():
         # Holding the run row orders concurrent chunk results, so the recount below sees them all.
-        kind.run_model.objects.select_for_update().filter(pk=chunk.run_id).first()
-        held = kind.chunk_model.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
+        spec.run_model.objects.select_for_update().filter(pk=chunk.run_id).first()
+        held = spec.chunk_model.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
         if held is None:
             return None
-        ok, failed, size = kind.store_outcomes(chunk, work, final)
+        ok, failed, size = spec.store_outcomes(chunk, work, final)
         waiting = max(0, size - ok - failed)
-        kind.chunk_model.objects.filter(pk=chunk.pk).update(
+        spec.chunk_model.objects.filter(pk=chunk.pk).update(
             status=LeasedChunk.Status.PENDING if waiting else LeasedChunk.Status.DONE,
             claim_token="",
             lease_expires_at=None,

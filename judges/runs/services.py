@@ -105,9 +105,9 @@ def run_stop(*, run_type: str, run_id: int, reason: str) -> None:
 def run_refresh(*, run_type: str, run_id: int) -> RunState:
     """Recount the run from its chunks. Call inside a transaction that holds the run row
     (select_for_update), so concurrent chunk results are counted one at a time."""
-    kind = get_run_type(run_type)
-    run = kind.run_model.objects.get(pk=run_id)
-    sums = kind.chunk_model.objects.filter(run_id=run_id).aggregate(
+    spec = get_run_type(run_type)
+    run = spec.run_model.objects.get(pk=run_id)
+    sums = spec.chunk_model.objects.filter(run_id=run_id).aggregate(
         total=Sum("size"), ok=Sum("ok_count"), failed=Sum("failed_count")
     )
     # A chunk's size may be recounted when it is recorded (items deleted meanwhile leave the total).
@@ -118,11 +118,11 @@ def run_refresh(*, run_type: str, run_id: int) -> RunState:
     return run
 
 
-def _finish_if_done(kind: RunType, run: RunState) -> bool:
+def _finish_if_done(spec: RunType, run: RunState) -> bool:
     """Finish a locked running run whose every chunk is done; whether it was finished."""
     if run.status != run.Status.RUNNING or run.chunks.exclude(status=LeasedChunk.Status.DONE).exists():
         return False
-    kind.finish(run)
+    spec.finish(run)
     return True
 
 
@@ -130,9 +130,9 @@ def _finish_if_done(kind: RunType, run: RunState) -> bool:
 def run_finish_if_done(*, run_type: str, run_id: int) -> RunState | None:
     """Finish the run once, when every chunk is done (its items imported, for generation runs);
     None if it is not running or not done yet."""
-    kind = get_run_type(run_type)
-    run = kind.run_model.objects.select_for_update().select_related(*kind.run_related).filter(pk=run_id).first()
-    if run is None or not _finish_if_done(kind, run):
+    spec = get_run_type(run_type)
+    run = spec.run_model.objects.select_for_update().select_related(*spec.run_related).filter(pk=run_id).first()
+    if run is None or not _finish_if_done(spec, run):
         return None
     return run
 
@@ -152,10 +152,10 @@ class Dispatch:
 
 def run_chunks_mark_sent(*, run_type: str, run_id: int) -> Dispatch:
     """Mark every waiting chunk of a running run as sent now, and return them to send."""
-    kind = get_run_type(run_type)
-    run = kind.run_model.objects.select_related(*kind.run_related).get(pk=run_id)
-    ids = pending_chunk_ids(kind.chunk_model, run_id=run.pk) if run.is_active else []
-    return Dispatch(run_type=kind.name, run_id=run.pk, chunk_ids=ids, gpu=get_backend(kind.backend_name(run)).gpu)
+    spec = get_run_type(run_type)
+    run = spec.run_model.objects.select_related(*spec.run_related).get(pk=run_id)
+    ids = pending_chunk_ids(spec.chunk_model, run_id=run.pk) if run.is_active else []
+    return Dispatch(run_type=spec.name, run_id=run.pk, chunk_ids=ids, gpu=get_backend(spec.backend_name(run)).gpu)
 
 
 def run_new_watch(*, run_type: str, run_id: int) -> str | None:
@@ -177,17 +177,17 @@ def run_watch(*, run_type: str, run_id: int, token: str) -> Dispatch | None:
     recorded by a worker that died before finishing it is finished here. Returns the chunks to send,
     or None when this watcher should stop (the run is not running, or a newer watcher took over).
     """
-    kind = get_run_type(run_type)
-    run = kind.run_model.objects.select_for_update().select_related(*kind.run_related).filter(pk=run_id).first()
+    spec = get_run_type(run_type)
+    run = spec.run_model.objects.select_for_update().select_related(*spec.run_related).filter(pk=run_id).first()
     if run is None or run.status != run.Status.RUNNING or run.watch_token != token:
         return None
-    ids, gave_up = chunks_to_resend(kind.chunk_model, run_id=run.pk)
+    ids, gave_up = chunks_to_resend(spec.chunk_model, run_id=run.pk)
     if gave_up is not None:
         error = gave_up.last_error or LEASE_LOST
         reason = CHUNK_GAVE_UP.format(number=gave_up.number, attempts=gave_up.attempts, error=error)
-        run_stop(run_type=kind.name, run_id=run.pk, reason=reason)
+        run_stop(run_type=spec.name, run_id=run.pk, reason=reason)
         return None
-    run_refresh(run_type=kind.name, run_id=run.pk)
-    if _finish_if_done(kind, kind.run_model.objects.select_related(*kind.run_related).get(pk=run.pk)):
+    run_refresh(run_type=spec.name, run_id=run.pk)
+    if _finish_if_done(spec, spec.run_model.objects.select_related(*spec.run_related).get(pk=run.pk)):
         return None
-    return Dispatch(run_type=kind.name, run_id=run.pk, chunk_ids=ids, gpu=get_backend(kind.backend_name(run)).gpu)
+    return Dispatch(run_type=spec.name, run_id=run.pk, chunk_ids=ids, gpu=get_backend(spec.backend_name(run)).gpu)

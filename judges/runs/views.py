@@ -32,8 +32,8 @@ def researcher_project(request: HttpRequest, slug: str) -> Project:
 
 def project_run(project: Project, run_type: str, run_id: int) -> RunState:
     """The project's run of that type with its call configuration loaded; Http404 for another project's."""
-    kind = get_run_type(run_type)
-    return get_object_or_404(kind.run_model.objects.select_related(*kind.run_related), pk=run_id, project=project)
+    spec = get_run_type(run_type)
+    return get_object_or_404(spec.run_model.objects.select_related(*spec.run_related), pk=run_id, project=project)
 
 
 @login_required
