@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from annotation.models import Item
 from tests.validation.conftest import annotate, copa_value, suggest
 from tests.validation.evaluations.conftest import mcq_item
-from validation.evaluations.copa import NOT_NORMALISED
+from validation.kinds.copa_likert.copa import NOT_NORMALISED
 from validation.models import ReportSnapshot
 
 STAT_KEYS = {"statistic", "confidence_interval"}
@@ -110,7 +110,7 @@ class CopaEvalCommandTests:
         project, items, llm, _ = copa
         frozen = json.loads(run_command("copa_eval", "copa", "--run", str(llm.pk), "--bootstrap", "100", "--freeze"))
         snapshot = ReportSnapshot.objects.get(pk=frozen["snapshot"])
-        assert snapshot.kind == "copa_eval" and "tab:concord-copa_table3" in snapshot.latex
+        assert snapshot.evaluation == "copa_eval" and "tab:concord-copa_table3" in snapshot.latex
         check = json.loads(run_command("copa_eval", "copa", "--check", str(snapshot.pk)))
         assert (check["inputs_match"], check["numbers_match"], check["error"]) == (True, True, None)
         suggest(llm, items["p3"][1], copa_value(0), prompt_sha256="q" * 64)  # the failed answer now scored

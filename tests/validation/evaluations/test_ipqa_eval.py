@@ -20,8 +20,8 @@ from tests.validation.evaluations.test_commands import (
     assert_well_formed_booktabs,
     run_command,
 )
-from validation.evaluations.ipqa_eval import NO_ITEMS, item_score, macro_scores, maximum_matching
-from validation.evaluations.ipqa_pairs import pair_external_id
+from validation.kinds.ipqa_core_intent.ipqa_eval import NO_ITEMS, item_score, macro_scores, maximum_matching
+from validation.kinds.ipqa_core_intent.ipqa_pairs import pair_external_id
 from validation.reports import ReportParameters, build_report
 
 STAT_KEYS = {"statistic", "confidence_interval"}
@@ -272,7 +272,7 @@ class IpqaEvalCommandTests:
 class IpqaEvalPageTests:
     def test_researchers_and_experts_read_it_annotators_are_refused(self, ipqa, make_user, client):
         project, match, run, predictions, _ = ipqa
-        url = reverse("ipqa_eval", args=[project.slug])
+        url = reverse("evaluation", args=[project.slug, "ipqa"])
         for name, role, status in (("r", Role.RESEARCHER, 200), ("e", Role.EXPERT, 200), ("a", Role.ANNOTATOR, 403)):
             user = make_user(name)
             membership_add(project=project, user=user, role=role)
@@ -291,7 +291,7 @@ class IpqaEvalPageTests:
         client.force_login(user)
         with open(predictions, "rb") as upload:
             response = client.post(
-                reverse("ipqa_eval", args=[project.slug]), {"predictions": upload, "run": run.pk, "output": "page"}
+                reverse("evaluation", args=[project.slug, "ipqa"]), {"predictions": upload, "run": run.pk, "output": "page"}
             )
         assert response.status_code == 400 and b"IPQA-Eval: core intent identification" not in response.content
 
@@ -301,7 +301,7 @@ class IpqaEvalPageTests:
         membership_add(project=project, user=user, role=Role.RESEARCHER)
         membership_add(project=match, user=user, role=Role.RESEARCHER)
         client.force_login(user)
-        url = reverse("ipqa_eval", args=[project.slug])
+        url = reverse("evaluation", args=[project.slug, "ipqa"])
         assert url in client.get(reverse("report", args=[project.slug])).content.decode()
         with open(predictions, "rb") as upload:
             response = client.post(url, {"predictions": upload, "run": run.pk, "bootstrap": 0, "output": "latex"})

@@ -7,7 +7,8 @@ import pytest
 from tests.validation.conftest import add_items, annotate, copa_value
 from validation.models import ImmutableError, ReportSnapshot
 from validation.reports import ReportParameters, build_report, library_versions
-from validation.services import numbers_digest, report_snapshot_check, report_snapshot_create
+from validation.services import report_snapshot_check, report_snapshot_create
+from validation.snapshotting import numbers_digest
 
 pytestmark = pytest.mark.django_db
 PARAMETERS = ReportParameters(bootstrap=25, seed=3)

@@ -68,11 +68,11 @@ def checked_json(snapshot: ReportSnapshot, check: Any) -> str:
     )
 
 
-def check_evaluation_snapshot(command: BaseCommand, project: Project, snapshot_id: int, kind: str) -> None:
+def check_evaluation_snapshot(command: BaseCommand, project: Project, snapshot_id: int, evaluation: str) -> None:
     """``--check`` of a paper evaluation: recompute the snapshot and print what matches."""
-    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, kind=kind).first()
+    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, evaluation=evaluation).first()
     if snapshot is None:
-        message = UNKNOWN_EVALUATION_SNAPSHOT.format(kind=kind, id=snapshot_id, slug=project.slug)
+        message = UNKNOWN_EVALUATION_SNAPSHOT.format(kind=evaluation, id=snapshot_id, slug=project.slug)
         raise CommandError(message, returncode=BAD_INPUT)
     command.stdout.write(checked_json(snapshot, evaluation_snapshot_check(snapshot=snapshot)))
 

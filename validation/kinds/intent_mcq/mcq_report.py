@@ -10,7 +10,7 @@ with the 2-sigma error bars of §4.1 as a table and a figure; the random-guess b
 (App. A.3); breakdowns by source dataset, domain
 (Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people
 answering the same questions, scored against the key) and estimated from the source datasets'
-reported agreement (App. A.2, ``validation.evaluations.human_scores``).
+reported agreement (App. A.2, ``validation.kinds.intent_mcq.human_scores``).
 
 An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
 payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
@@ -43,8 +43,8 @@ from validation.evaluations.base import (
     evaluated_runs,
     inputs_digest,
 )
-from validation.evaluations.human_scores import HumanScoreTable, default_human_scores
-from validation.evaluations.mcq_eval import (
+from validation.kinds.intent_mcq.human_scores import HumanScoreTable, default_human_scores
+from validation.kinds.intent_mcq.mcq_eval import (
     STD_DDOF,
     UNKNOWN_STD,
     RunF1,
