@@ -156,7 +156,12 @@ class McqEvalCommandTests:
         data = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(shuffled.pk)))
         first, second = data["runs"]
         assert (first["label"].split(":")[0], second["label"].split(":")[0]) == ("no shuffle", "shuffle-7")
-        assert (first["n_answered"], first["parse_failures"], first["unanswered"]) == (2, 1, 0)
+        assert (first["n_instances"], first["n_answered"], first["parse_failures"], first["not_covered"]) == (
+            3,
+            2,
+            1,
+            0,
+        )
         assert first["f1"]["failures_left_out"] == pytest.approx((1 + 2 / 3) / 2)
         assert first["f1"]["failures_scored_zero"] == pytest.approx((1 + 2 / 3) / 3)
         assert second["f1"]["failures_scored_zero"] == pytest.approx(2 / 3)

@@ -291,7 +291,8 @@ class IpqaEvalPageTests:
         client.force_login(user)
         with open(predictions, "rb") as upload:
             response = client.post(
-                reverse("evaluation", args=[project.slug, "ipqa"]), {"predictions": upload, "run": run.pk, "output": "page"}
+                reverse("evaluation", args=[project.slug, "ipqa"]),
+                {"predictions": upload, "run": run.pk, "output": "page"},
             )
         assert response.status_code == 400 and b"IPQA-Eval: core intent identification" not in response.content
 

@@ -150,11 +150,16 @@ def mcq_instances_of(project: Project) -> list[McqInstance]:
 
 
 @dataclass(frozen=True)
-class _RunScores:
+class RunScores:
     run: EvaluatedRun
     f1: np.ndarray  # per instance, NaN without a readable answer
     parse_failures: int
     credit: np.ndarray  # per instance, the released scorer's partial credit of a failure (NaN: none)
+    covered: np.ndarray  # per instance, whether the run has an answer or a failure for it
+
+    @property
+    def n_covered(self) -> int:
+        return int(self.covered.sum())
 
     @property
     def shuffled(self) -> bool:
@@ -189,7 +194,7 @@ def _partial_credit(run: EvaluatedRun, suggestion: Any, answers: tuple[int, ...]
     return partial_credit_f1(value["chosen"], n_invalid, answers)
 
 
-def _run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> _RunScores:
+def run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> RunScores:
     position = {instance.pk: i for i, instance in enumerate(instances)}
     f1 = np.full(len(instances), np.nan)
     credit = np.full(len(instances), np.nan)
@@ -203,7 +208,9 @@ def _run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> _RunScores:
         if i is not None and np.isnan(f1[i]) and i not in failed:
             failed.add(i)
             credit[i] = _partial_credit(run, suggestion, instances[i].answers)
-    return _RunScores(run, f1, len(failed), credit)
+    covered = ~np.isnan(f1)
+    covered[list(failed)] = True
+    return RunScores(run, f1, len(failed), credit, covered)
 
 
 def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[AgreementResult, list[list]]:
@@ -248,10 +255,13 @@ def _over_runs(results: Sequence[RunF1], ddof: int) -> dict[str, Spread]:
     return {way: spread_over_runs([getattr(r, way).statistic for r in results], ddof=ddof) for way in WAYS}
 
 
-def _scored(run: _RunScores, rows: Any = None) -> RunF1:
-    if rows is None:
-        return run_f1(run.f1, failure_credit=run.credit)
-    return run_f1(run.f1[rows], failure_credit=run.credit[rows])
+def _scored(run: RunScores, rows: Any = None) -> RunF1:
+    """The run's F1 over ``rows`` (every instance by default) that it covers: an instance the run never
+    saw (a subset run, a run not finished) is in neither column, not a failure scored 0."""
+    mask = run.covered.copy()
+    if rows is not None:
+        mask &= np.isin(np.arange(len(mask)), rows)
+    return run_f1(run.f1[mask], failure_credit=run.credit[mask])
 
 
 def _baseline(instances: Sequence[McqInstance]) -> AgreementResult:
@@ -267,7 +277,7 @@ class _GroupResult:
     over_runs: dict[str, Spread]
 
 
-def _breakdown(facet: str, instances: list[McqInstance], runs: list[_RunScores], ddof: int) -> list[_GroupResult]:
+def _breakdown(facet: str, instances: list[McqInstance], runs: list[RunScores], ddof: int) -> list[_GroupResult]:
     members: dict[str, list[int]] = {}
     for index, instance in enumerate(instances):
         members.setdefault(instance.groups[facet], []).append(index)
@@ -294,7 +304,7 @@ def _spread_cells(spread: Spread) -> tuple[Cell, Cell]:
 
 def _tables(
     instances: list[McqInstance],
-    runs: list[_RunScores],
+    runs: list[RunScores],
     results: list[RunF1],
     over: dict[str, Spread],
     baseline: AgreementResult,
@@ -309,6 +319,7 @@ def _tables(
         Row(
             r.label,
             (
+                Cell.count(result.n_instances),
                 Cell.count(result.n_answered),
                 Cell.count(result.n_unanswered),
                 _percent(result.failures_left_out),
@@ -319,20 +330,26 @@ def _tables(
     ]
     left_mean, left_std = _spread_cells(over["failures_left_out"])
     zero_mean, zero_std = _spread_cells(over["failures_scored_zero"])
-    rows.append(Row("Mean over runs", (Cell(), Cell(), left_mean, zero_mean), summary=True))
-    rows.append(Row(f"{std_words.capitalize()} over runs", (Cell(), Cell(), left_std, zero_std)))
+    blank = (Cell(), Cell(), Cell())
+    rows.append(Row("Mean over runs", (*blank, left_mean, zero_mean), summary=True))
+    rows.append(Row(f"{std_words.capitalize()} over runs", (*blank, left_std, zero_std)))
     two_sigma = {way: Cell(value=over[way].two_sigma, format="percent", note=over[way].reason) for way in WAYS}
-    rows.append(Row("2-sigma error bar (±)", (Cell(), Cell(), two_sigma[WAYS[0]], two_sigma[WAYS[1]])))
+    rows.append(Row("2-sigma error bar (±)", (*blank, two_sigma[WAYS[0]], two_sigma[WAYS[1]])))
     rows.append(
-        Row("Random guess (expected)", (Cell(), Cell(), _percent(baseline), _percent(baseline)), rule_above=True)
+        Row(
+            "Random guess (expected)",
+            (Cell.count(baseline.n_units), Cell(), Cell(), _percent(baseline), _percent(baseline)),
+            rule_above=True,
+        )
     )
-    rows.append(Row("Human, measured (people vs the key)", (Cell(), Cell(), _percent(measured), _percent(measured))))
-    rows.append(Row(f"Human, estimated ({scores.source})", (Cell(), Cell(), _percent(estimated), _percent(estimated))))
+    rows.append(Row("Human, measured (people vs the key)", (*blank, _percent(measured), _percent(measured))))
+    rows.append(Row(f"Human, estimated ({scores.source})", (*blank, _percent(estimated), _percent(estimated))))
     notes = (
         "F1 per instance is 2|C∩A| / (|C| + |A|), averaged over instances (IntentGrasp §4.1). A run's failures are "
         "instances without a readable answer: left out in one column, scored 0 in the other (as the released "
         "scorer does; an answer mixing valid and invalid letters gets its partial credit there, valid letters "
-        "scored and invalid ones wrong).",
+        "scored and invalid ones wrong). A run is scored on the instances it covers (Instances): one run on a "
+        "subset (IntentGrasp App. B.1's uniform subsets) leaves the others out of both columns.",
         "Random guess: one option at random, expected F1 mean of (v/u)·2/(1+v) (App. A.3). Estimated human "
         f"baseline: reported human scores weighted by instance count over the {estimated.n_units} instances "
         "whose dataset reports one (App. A.2).",
@@ -342,11 +359,11 @@ def _tables(
             key="mcq_runs",
             title="IntentGrasp evaluation by run (IntentGrasp Table 8)",
             caption=(
-                f"F1 (%) on {len(instances)} instances per run, the mean, {std_words} and 2-sigma error bar over "
-                f"{len(runs)} runs, and the baselines."
+                f"F1 (%) per run on the instances it covers (of {len(instances)}), the mean, {std_words} and "
+                f"2-sigma error bar over {len(runs)} runs, and the baselines."
             ),
-            columns=("Run", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
-            latex_columns=("Run", "Answered", "Failed", "F1 (left out)", "F1 (scored 0)"),
+            columns=("Run", "Instances", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
+            latex_columns=("Run", "$n$", "Answered", "Failed", "F1 (left out)", "F1 (scored 0)"),
             rows=tuple(rows),
             notes=notes,
         )
@@ -463,7 +480,7 @@ class _Model:
 
 
 def _models(
-    scored: list[_RunScores],
+    scored: list[RunScores],
     results: list[RunF1],
     breakdowns: dict[str, list[_GroupResult]],
     ddof: int,
@@ -592,7 +609,7 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
         raise ValueError(NO_RUN)
     runs = evaluated_runs(project, parameters.runs)
     instances = mcq_instances_of(project)
-    scored = [_run_scores(run, instances) for run in runs]
+    scored = [run_scores(run, instances) for run in runs]
     results = [_scored(r) for r in scored]
     over = _over_runs(results, parameters.ddof)
     baseline = _baseline(instances)
@@ -630,10 +647,11 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
                 "seed": r.run.seed,
                 "shuffled": r.shuffled,
                 "baseline": r.run.is_baseline,
+                "n_instances": result.n_instances,
                 "n_answered": result.n_answered,
                 "parse_failures": r.parse_failures,
                 "partial_credit": r.partial_credits,
-                "unanswered": result.n_unanswered - r.parse_failures,
+                "not_covered": len(instances) - r.n_covered,
                 "f1": _f1_json(result),
             }
             for r, result in zip(scored, results, strict=True)
@@ -672,6 +690,8 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
                 r.parse_failures,
                 # The partial credits, when any: a changed raw answer changes the inputs too.
                 *([[None if np.isnan(x) else float(x) for x in r.credit]] if r.partial_credits else []),
+                # Which instances a run covers, when it leaves some out (a subset run).
+                *([[bool(x) for x in r.covered]] if r.n_covered < len(instances) else []),
             ]
             for r in scored
         ],
