@@ -1,6 +1,7 @@
-"""IPQA's paper evaluation of an ``ipqa_core_intent`` project: IPQA-Eval (``ipqa_eval``).
+"""IPQA's paper evaluations of an ``ipqa_core_intent`` project: IPQA-Eval (``ipqa_eval``) and the people's
+validation by question complexity (``ipqa_validation``).
 
-Its page and the API take a predictions file (JSONL: ``external_id``, ``predicted_intents``; at most
+IPQA-Eval's page and the API take a predictions file (JSONL: ``external_id``, ``predicted_intents``; at most
 ``MAX_PAGE_UPLOAD_BYTES``, the command reads any size) and a judge run over an ``ipqa_eval_match``
 project on which the person asking is a researcher or expert too.
 """
@@ -21,8 +22,16 @@ from validation.evaluations.forms import EvaluationForm, bootstrap_field, checke
 from validation.evaluations.registry import PaperEvaluation
 from validation.kinds.ipqa_core_intent.ipqa_pairs import MATCH_KIND, read_predictions
 from validation.kinds.ipqa_core_intent.ipqa_report import IpqaEvalParameters, ipqa_evaluation
+from validation.kinds.ipqa_core_intent.validation_report import IpqaValidationParameters, ipqa_validation_evaluation
 
-__all__ = ["EVALUATIONS", "MAX_PAGE_UPLOAD_BYTES", "UPLOAD_TOO_LARGE", "IpqaEvalForm", "match_runs"]
+__all__ = [
+    "EVALUATIONS",
+    "MAX_PAGE_UPLOAD_BYTES",
+    "UPLOAD_TOO_LARGE",
+    "IpqaEvalForm",
+    "IpqaValidationForm",
+    "match_runs",
+]
 
 #: Bytes of a predictions file the page and the API accept (the command reads any size).
 MAX_PAGE_UPLOAD_BYTES = 16 * 1024 * 1024
@@ -79,6 +88,29 @@ class IpqaEvalForm(EvaluationForm):
         )
 
 
+class IpqaValidationForm(EvaluationForm):
+    judge_run = forms.TypedChoiceField(label="Judge run (optional)", coerce=int, required=False, empty_value=None)
+    bootstrap = bootstrap_field()
+    seed = forms.IntegerField(label="Seed", min_value=0, initial=0, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        runs = JudgeRun.objects.filter(project=self.project, judge__kind=self.project.kind).select_related("judge")
+        self.fields["judge_run"].choices = [
+            ("", "none"),
+            *((run.pk, f"run {run.pk}: {run.judge.name} ({run.judge.prompt_key})") for run in runs.order_by("id")),
+        ]
+
+    def clean_bootstrap(self) -> int:
+        return checked_bootstrap(self.cleaned_data.get("bootstrap"), "ipqa_validation")
+
+    def parameters(self) -> IpqaValidationParameters:
+        data = self.cleaned_data
+        return IpqaValidationParameters(
+            judge_run=data.get("judge_run"), bootstrap=data["bootstrap"], seed=data.get("seed") or 0
+        )
+
+
 EVALUATIONS = (
     PaperEvaluation(
         name="ipqa_eval",
@@ -89,5 +121,15 @@ EVALUATIONS = (
         evaluate=ipqa_evaluation,
         form=IpqaEvalForm,
         template="validation/ipqa_eval.html",
+    ),
+    PaperEvaluation(
+        name="ipqa_validation",
+        slug="validation-complexity",
+        title="IPQA human validation by question complexity",
+        summary="agreement per number of expressed and core intents",
+        from_json=IpqaValidationParameters.from_json_dict,
+        evaluate=ipqa_validation_evaluation,
+        form=IpqaValidationForm,
+        template="validation/ipqa_validation.html",
     ),
 )
