@@ -2,22 +2,19 @@
 
 Each judge run is one evaluation session: the no-shuffle run (a judge without a seed keeps the
 item's option order) and the shuffles 7, 42 and 365 (a judge with that seed shows the options in
-an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``). Per run the
-F1 with parse failures left out and scored 0 (an answer the released scorer can partly read gets its
+an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``).
+Per run the F1 with parse failures left out and scored 0 (an answer the released scorer can partly read gets its
 partial credit in the scored-0 way); over runs the mean and the standard deviation, sample (ddof 1,
 Table 8's All Set block) or population (ddof 0, Table 8's Gem Set block, Tables 9 and 2) as asked,
 with the 2-sigma error bars of §4.1 as a table and a figure; the random-guess baseline beside them
-(App. A.3); breakdowns by source dataset, domain
-(Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people
+(App. A.3); breakdowns by source dataset, domain (Table 10), text form, label type, annotation style and
+sensitivity (Table 11) and dataset year (Figure 4); and the human baseline both ways: measured (people
 answering the same questions, scored against the key) and estimated from the source datasets'
 reported agreement (App. A.2, ``validation.kinds.intent_mcq.human_scores``).
 
-An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
-payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
-more than one answer (v > 1), else ``single``; its annotation style (``synthetic``/``human``),
-sensitivity (``yes``/``no``) and dataset year ``meta.annotation``, ``meta.sensitive`` and
-``meta.year``, as ``build_mcq`` copies them from the label items (Table 11, Figure 4); a missing
-field groups under "(none)".
+A run is scored on the instances it covers (an answer or a failure): a run over a uniform subset
+leaves the others out of both ways, and says its n. The groups of the breakdowns are read as
+``validation.kinds.intent_mcq.mcq_runs`` says (``meta.annotation`` etc. as ``build_mcq`` copies them).
 """
 
 from __future__ import annotations
@@ -29,13 +26,10 @@ from typing import Any
 import numpy as np
 
 from annotation.kinds.intent_mcq import instance_f1
-from annotation.models import Item, Project
+from annotation.models import Project
 from judges.models import JudgeRun
-from judges.prompting import get_prompt
-from judges.selectors import failed_suggestions, suggestion_values
 from validation.agreement import AgreementResult, random_guess_f1
 from validation.evaluations.base import (
-    EvaluatedRun,
     Evaluation,
     check_kind,
     check_runs,
@@ -51,27 +45,16 @@ from validation.kinds.intent_mcq.mcq_eval import (
     Spread,
     average_over_models,
     estimated_human_f1,
-    partial_credit_f1,
     run_f1,
     spread_over_runs,
 )
+from validation.kinds.intent_mcq.mcq_runs import FACETS, McqInstance, RunScores, mcq_instances_of, run_scores
 from validation.ratings import latest_annotations
 from validation.reports import Cell, Figure, Row, Table
 from validation.reports.render import latex_escape
 
-__all__ = ["FACETS", "McqEvalParameters", "mcq_evaluation"]
+__all__ = ["McqEvalParameters", "mcq_evaluation"]
 
-NONE = "(none)"
-#: Breakdown facets: key, title, the paper's table.
-FACETS = (
-    ("dataset", "source dataset", "Table 6"),
-    ("domain", "domain", "Table 10"),
-    ("text_form", "text form", "Table 11"),
-    ("label_type", "label type", "Table 11"),
-    ("annotation", "annotation style", "Table 11"),
-    ("sensitive", "sensitivity", "Table 11"),
-    ("year", "dataset year", "Figure 4"),
-)
 NO_RUN = "choose at least one judge run"
 #: How tables name each standard deviation over runs.
 STD_WORDS = {"sample": "sample std (ddof 1)", "population": "population std (ddof 0)"}
@@ -114,103 +97,6 @@ class McqEvalParameters:
         table = HumanScoreTable.from_json(data["human_scores"], source=data["human_scores_source"])
         # Snapshots frozen before the choice existed used the sample std.
         return cls(runs=tuple(data["runs"]), human_scores=table, std=data.get("std", "sample"))
-
-
-@dataclass(frozen=True)
-class McqInstance:
-    pk: int
-    external_id: str
-    answers: tuple[int, ...]
-    n_options: int
-    groups: dict[str, str]
-
-
-def _group(value: Any) -> str:
-    return str(value) if value not in (None, "") else NONE
-
-
-def mcq_instances_of(project: Project) -> list[McqInstance]:
-    found = []
-    rows = Item.objects.filter(project=project).order_by("pk").values_list("pk", "external_id", "payload")
-    for pk, external_id, payload in rows.iterator(chunk_size=2000):
-        meta = payload.get("meta") or {}
-        answers = tuple(sorted(set(payload["answers"])))
-        groups = {
-            "dataset": _group(meta.get("dataset")),
-            "domain": _group(meta.get("domain")),
-            "text_form": _group(payload.get("context_type") or meta.get("text_form")),
-            "label_type": "multiple" if len(answers) > 1 else "single",
-            # The source dataset's facts ``build_mcq`` copies from the label items (validation.mcq).
-            "annotation": _group(meta.get("annotation")),
-            "sensitive": _group(meta.get("sensitive")),
-            "year": _group(meta.get("year")),
-        }
-        found.append(McqInstance(pk, external_id, answers, len(payload["options"]), groups))
-    return found
-
-
-@dataclass(frozen=True)
-class RunScores:
-    run: EvaluatedRun
-    f1: np.ndarray  # per instance, NaN without a readable answer
-    parse_failures: int
-    credit: np.ndarray  # per instance, the released scorer's partial credit of a failure (NaN: none)
-    covered: np.ndarray  # per instance, whether the run has an answer or a failure for it
-
-    @property
-    def n_covered(self) -> int:
-        return int(self.covered.sum())
-
-    @property
-    def shuffled(self) -> bool:
-        # A baseline's seed draws its guesses, not an option order: it is never a "shuffle-42" session.
-        return self.run.seed is not None and not self.run.is_baseline
-
-    @property
-    def label(self) -> str:
-        if self.run.is_baseline:
-            order = "baseline" if self.run.seed is None else f"baseline, seed {self.run.seed}"
-        else:
-            order = f"shuffle-{self.run.seed}" if self.shuffled else "no shuffle"
-        return f"{order}: {self.run.label}"
-
-    @property
-    def partial_credits(self) -> int:
-        return int((~np.isnan(self.credit)).sum())
-
-
-def _partial_credit(run: EvaluatedRun, suggestion: Any, answers: tuple[int, ...]) -> float:
-    """The released scorer's F1 of a failed answer it can partly read, else NaN."""
-    try:
-        prompt = get_prompt(run.prompt_key)
-        item = suggestion.item
-        request = prompt.build(item_id=item.pk, payload=item.payload, external_id=item.external_id, seed=run.seed)
-        read = prompt.partial_value(suggestion.raw_output, request)
-    except (KeyError, NotImplementedError):
-        return np.nan
-    if read is None:
-        return np.nan
-    value, n_invalid = read
-    return partial_credit_f1(value["chosen"], n_invalid, answers)
-
-
-def run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> RunScores:
-    position = {instance.pk: i for i, instance in enumerate(instances)}
-    f1 = np.full(len(instances), np.nan)
-    credit = np.full(len(instances), np.nan)
-    for item_id, value in suggestion_values(run_id=run.run_id):
-        if item_id in position:
-            f1[position[item_id]] = instance_f1(value["chosen"], list(instances[position[item_id]].answers))
-    failed: set[int] = set()
-    for suggestion in failed_suggestions(run=JudgeRun.objects.get(pk=run.run_id)).iterator(chunk_size=500):
-        i = position.get(suggestion.item_id)
-        # An item failed under several prompt hashes counts once; an OK answer beside it wins.
-        if i is not None and np.isnan(f1[i]) and i not in failed:
-            failed.add(i)
-            credit[i] = _partial_credit(run, suggestion, instances[i].answers)
-    covered = ~np.isnan(f1)
-    covered[list(failed)] = True
-    return RunScores(run, f1, len(failed), credit, covered)
 
 
 def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[AgreementResult, list[list]]:

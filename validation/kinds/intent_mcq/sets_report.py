@@ -32,7 +32,7 @@ from validation.evaluations.base import (
     inputs_digest,
 )
 from validation.exports import write_jsonl
-from validation.kinds.intent_mcq.mcq_report import McqInstance, mcq_instances_of, run_scores
+from validation.kinds.intent_mcq.mcq_runs import McqInstance, mcq_instances_of, run_scores
 from validation.kinds.intent_mcq.mcq_sets import downsample_per_domain, failed_by_every_run, uniform_subsets
 from validation.reports import Cell, Row, Table
 from validation.reports.render import latex_escape
