@@ -397,6 +397,8 @@ class IpqaEvalFreezeTests:
         assert response.status_code == 302 and response["Location"].endswith(f"/snapshots/{snapshot.pk}/")
         assert (snapshot.evaluation, snapshot.kind, snapshot.title) == ("ipqa_eval", "ipqa_core_intent", "camera-ready")
         assert snapshot.parameters["predictions"]["q1"] == ["a1", "a2", "a3"]
+        page = client.get(response["Location"]).content.decode()
+        assert "the paper evaluation <code>ipqa_eval</code>" in page
         # The header names the predictions by their digest, not their text.
         assert "predictions_sha256" in snapshot.markdown and '"predictions": {' not in snapshot.markdown
         check = json.loads(run_command("ipqa_eval", "ipqa", "--check", str(snapshot.pk)))
