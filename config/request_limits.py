@@ -60,7 +60,10 @@ BODY_LIMITS: dict[str, BodyLimit] = {
     # File uploads from pages.
     "import_upload": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     "generate_items": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
-    "ipqa_eval": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    # Paper evaluations whose parameters include a file (IPQA-Eval's predictions).
+    "evaluation": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    "evaluation_freeze": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
+    "api_evaluation": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
     "judge_run_import": BodyLimit("CONCORD_IMPORT_MAX_BYTES", UPLOAD_FORM_MARGIN),
 }
 DEFAULT_LIMIT = BodyLimit("CONCORD_REQUEST_MAX_BYTES")

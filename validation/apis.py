@@ -5,10 +5,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +19,9 @@ from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
 from validation.estimates.planning import StatedValues, plan_json, project_plan
+from validation.evaluations.base import render_evaluation
+from validation.evaluations.registry import evaluate_request, page_evaluation
+from validation.evaluations.snapshots import evaluation_snapshot_create
 from validation.exports import FORMATS
 from validation.goldset import SHAPES, export_gold
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker
@@ -24,6 +29,14 @@ from validation.report_queue import agreement_job
 from validation.reports import ReportParameters, UnknownJudgeRun
 from validation.selectors import project_dimension_agreement
 
+NO_SUCH_EVALUATION = "no paper evaluation {name!r} for {kind} projects"
+ONLY_RESEARCHERS_FREEZE = "only the project's researchers can freeze an evaluation"
+#: ``output`` of the evaluation API: its JSON (the command's), or the tables as text.
+EVALUATION_FORMATS = {
+    "md": "text/markdown; charset=utf-8",
+    "latex": "application/x-tex; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+}
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 CSV_ESCAPE_VALUES = {"true": True, "1": True, "false": False, "0": False}
 
@@ -181,3 +194,69 @@ class SamplePlanApi(APIView):
         except ValueError as exc:
             raise ValidationFailed([FieldError("", str(exc))]) from None
         return Response(plan_json(plan))
+
+
+class EvaluationApi(APIView):
+    """A paper evaluation the project's kind registers, with the parameters of its page."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    def _evaluate(self, request, slug: str, name: str, data, files=None):
+        project, roles = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        declared = page_evaluation(project, name)
+        if declared is None:
+            raise NotFound(NO_SUCH_EVALUATION.format(name=name, kind=project.kind))
+        form, evaluation = evaluate_request(
+            declared=declared, project=project, user=request.user, data=data, files=files
+        )
+        if evaluation is None:
+            problems = [
+                FieldError("" if field == "__all__" else field, str(message))
+                for field, messages in form.errors.items()
+                for message in messages
+            ]
+            raise ValidationFailed(problems or [FieldError("", "choose what to evaluate")])
+        return project, roles, evaluation
+
+    def _respond(self, evaluation, fmt: str):
+        if fmt in EVALUATION_FORMATS:
+            return HttpResponse(render_evaluation(evaluation, fmt), content_type=EVALUATION_FORMATS[fmt])
+        if fmt != "json":
+            raise ValidationFailed([FieldError("output", f"one of json, {', '.join(EVALUATION_FORMATS)}")])
+        return Response(evaluation.result)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("output", str, enum=["json", *EVALUATION_FORMATS])],
+        responses={200: OpenApiTypes.OBJECT},
+        description=(
+            "A paper evaluation (`copa`, `mcq`, ...: those of the project's kind) with its page's parameters in the "
+            "query string (`?run=3&run=4`): the JSON of its command, or the tables with `output=md|latex|csv`."
+        ),
+    )
+    def get(self, request, slug: str, name: str):
+        _, _, evaluation = self._evaluate(request, slug, name, request.query_params)
+        return self._respond(evaluation, request.query_params.get("output", "json"))
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+        description=(
+            "The same with the parameters as a form (multipart for those with a file, e.g. IPQA-Eval's "
+            "`predictions`). `freeze=true` (researchers) stores it as a snapshot: 201 with its id."
+        ),
+    )
+    def post(self, request, slug: str, name: str):
+        freeze = str(request.data.get("freeze", "")).lower() in ("true", "1")
+        project, roles, evaluation = self._evaluate(request, slug, name, request.data, request.FILES)
+        if not freeze:
+            return self._respond(evaluation, str(request.data.get("output", "json")))
+        if Role.RESEARCHER not in roles and not request.user.is_superuser:
+            raise PermissionDenied(ONLY_RESEARCHERS_FREEZE)
+        title = str(request.data.get("title", ""))[:200]
+        snapshot = evaluation_snapshot_create(project=project, evaluation=evaluation, user=request.user, title=title)
+        body = {
+            "snapshot": snapshot.pk,
+            "evaluation": snapshot.evaluation,
+            "inputs_sha256": snapshot.inputs_sha256,
+            "numbers_sha256": snapshot.numbers_sha256,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)

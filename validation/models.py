@@ -28,7 +28,13 @@ class _AppendOnly(models.Model):
 class ReportSnapshot(_AppendOnly):
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="report_snapshots")
     title = models.CharField(max_length=200, blank=True, help_text="What the numbers are for, e.g. 'camera-ready'.")
+    #: The project's task kind when the numbers were frozen.
     kind = models.CharField(max_length=50)
+    evaluation = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="The paper evaluation these numbers are of (its command's name); empty for the agreement report.",
+    )
     parameters = models.JSONField()
     #: The judge run compared with people; kept as a number so the snapshot outlives the run.
     judge_run_id = models.BigIntegerField(null=True, blank=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from validation import estimate_views, evaluation_views, ipqa_eval_views, views
+from validation import estimate_views, evaluation_views, views
 
 urlpatterns = [
     path("p/<slug:slug>/evaluations/<str:name>/", evaluation_views.evaluation_page, name="evaluation"),
@@ -10,7 +10,6 @@ urlpatterns = [
         name="evaluation_download",
     ),
     path("p/<slug:slug>/evaluations/<str:name>/freeze/", evaluation_views.evaluation_freeze, name="evaluation_freeze"),
-    path("p/<slug:slug>/ipqa-eval/", ipqa_eval_views.ipqa_eval_page, name="ipqa_eval"),
     path("p/<slug:slug>/estimates/", estimate_views.estimates_page, name="estimates"),
     path("p/<slug:slug>/estimates/freeze/", estimate_views.estimates_freeze, name="estimates_freeze"),
     path("p/<slug:slug>/report/", views.report, name="report"),

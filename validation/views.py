@@ -18,6 +18,7 @@ from annotation.access import project_access
 from annotation.models import Project, Role
 from judges.models import JudgeRun
 from validation.estimates.figures import report_forest
+from validation.evaluations.registry import evaluations_for
 from validation.models import ReportSnapshot
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
 from validation.report_queue import report_job
@@ -99,7 +100,12 @@ def _parameters(form: ReportForm) -> ReportParameters | None:
 def report(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form = _form(request, project)
-    context = {"project": project, "form": form, "query": request.GET.urlencode()}
+    context = {
+        "project": project,
+        "form": form,
+        "query": request.GET.urlencode(),
+        "evaluations": evaluations_for(project),
+    }
     if not request.htmx and "now" not in request.GET:
         return render(request, "validation/report.html", context)
     parameters = _parameters(form)

@@ -229,8 +229,6 @@ class TaskKind:
     rating_dimensions: ClassVar[tuple[RatingDimension, ...]] = ()
     #: Whether ``value_ratings`` reads the item payload; loading payloads costs time on large projects.
     ratings_need_payload: ClassVar[bool] = False
-    #: Dotted path of the class laying out this kind's agreement report (its paper's tables).
-    report_builder: ClassVar[str] = "validation.reports.base.ReportBuilder"
 
     @property
     def form_template(self) -> str:

@@ -126,6 +126,9 @@ class Evaluation:
     judge_label: str = ""
     #: Plots of the tables' numbers (drawn by ``validation.plots``); not part of ``numbers()``.
     figures: tuple[Figure, ...] = ()
+    #: The parameters the rendered header prints where the stored ones hold a whole input file
+    #: (its digest then stands in for it); None prints ``parameters``.
+    shown_parameters: dict[str, Any] | None = None
 
     def numbers(self) -> dict[str, Any]:
         """Every number: the JSON result and the tables, as a snapshot stores and a check compares."""
@@ -141,7 +144,8 @@ def current_versions() -> dict[str, str]:
 
 def evaluation_header(evaluation: Evaluation) -> str:
     """The provenance lines above the tables in every rendering (as the agreement reports have)."""
-    parameters = json.dumps(evaluation.parameters, sort_keys=True)
+    shown = evaluation.parameters if evaluation.shown_parameters is None else evaluation.shown_parameters
+    parameters = json.dumps(shown, sort_keys=True)
     versions = ", ".join(f"{k} {v}" for k, v in evaluation.library_versions.items())
     return (
         f"Concord paper evaluation: {evaluation.title} ({evaluation.project}, {evaluation.name})\n"

@@ -1,42 +1,32 @@
 """Freezing a paper evaluation, and checking a frozen one, in the agreement reports' snapshot record.
 
-A snapshot of ``copa_eval`` or ``mcq_eval`` is a ``ReportSnapshot`` whose ``kind`` names the
-evaluation: the inputs' SHA-256, the parameters (with the human-score table for ``mcq_eval``), the
-library versions, every number (``Evaluation.numbers()``: the JSON result and the tables) and the
-tables rendered as Markdown, LaTeX and CSV. A check recomputes it from today's data with the stored
-parameters and stores a ``SnapshotCheck`` saying what changed, as for a frozen report; the report
-page's snapshot view shows, downloads and checks both alike.
-"""
+A snapshot of a paper evaluation is a ``ReportSnapshot`` whose ``evaluation`` names it (any evaluation
+of ``validation.evaluations.registry``): the inputs' SHA-256, the parameters (everything that changes
+the numbers besides the data, e.g. ``mcq_eval``'s human-score table), the library versions, every number
+(``Evaluation.numbers()``: the JSON result and the tables) and the tables rendered as Markdown, LaTeX
+and CSV. A check recomputes it from today's data with the stored parameters and stores a
+``SnapshotCheck`` saying what changed, as for a frozen report; the report page's snapshot view shows,
+downloads and checks both alike."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
 from annotation.models import Project
-from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, current_versions, render_evaluation
-from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
-from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
+from validation.evaluations.registry import evaluation_named, paper_evaluations
 from validation.models import ReportSnapshot, SnapshotCheck
-from validation.services import snapshot_check_against, snapshot_store
+from validation.snapshotting import snapshot_check_against, snapshot_store
 
-__all__ = ["EVALUATIONS", "evaluation_snapshot_check", "evaluation_snapshot_create", "recompute"]
-
-#: Snapshot kind → (parameters from their JSON, the evaluation).
-EVALUATIONS: dict[str, tuple[Callable[[dict], Any], Callable[..., Evaluation]]] = {
-    "copa_eval": (CopaEvalParameters.from_json_dict, copa_evaluation),
-    "mcq_eval": (McqEvalParameters.from_json_dict, mcq_evaluation),
-    "estimates": (EstimateParameters.from_json_dict, project_estimates),
-}
+__all__ = ["evaluation_snapshot_check", "evaluation_snapshot_create", "recompute"]
 
 
-def recompute(*, project: Project, kind: str, parameters: dict[str, Any]) -> Evaluation:
-    """The evaluation ``kind`` from today's data, with parameters as a snapshot stores them."""
-    read, evaluate = EVALUATIONS[kind]
-    return evaluate(project=project, parameters=read(parameters))
+def recompute(*, project: Project, name: str, parameters: dict[str, Any]) -> Evaluation:
+    """The evaluation ``name`` from today's data, with parameters as a snapshot stores them."""
+    evaluation = evaluation_named(name)
+    return evaluation.evaluate(project=project, parameters=evaluation.from_json(parameters))
 
 
 @transaction.atomic
@@ -44,11 +34,11 @@ def evaluation_snapshot_create(
     *, project: Project, evaluation: Evaluation, user: Any = None, title: str = ""
 ) -> ReportSnapshot:
     """Store a computed evaluation frozen (it must be this project's)."""
-    if evaluation.project != project.slug or evaluation.name not in EVALUATIONS:
+    if evaluation.project != project.slug or evaluation.name not in paper_evaluations():
         raise ValueError("the evaluation given was computed for another project, or is no paper evaluation")
     return snapshot_store(
         project=project,
-        kind=evaluation.name,
+        evaluation=evaluation.name,
         parameters=evaluation.parameters,
         judge_run_id=None,
         judge_label=evaluation.judge_label,
@@ -68,7 +58,7 @@ def evaluation_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> 
     return snapshot_check_against(
         snapshot=snapshot,
         versions=current_versions(),
-        recompute=lambda: recompute(project=snapshot.project, kind=snapshot.kind, parameters=snapshot.parameters),
+        recompute=lambda: recompute(project=snapshot.project, name=snapshot.evaluation, parameters=snapshot.parameters),
         order=lambda d: (d["path"].startswith("tables."), d["path"].count(".")),
         user=user,
     )

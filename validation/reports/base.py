@@ -1,9 +1,9 @@
 """What a report is made of, and the sections every task kind gets.
 
-A report is tables and figures computed from one project's ratings. A task kind lays out its own
-paper's tables with a builder (``TaskKind.report_builder`` names the class); every report then adds
-the full per-dimension agreement table and, with a judge run, the anchoring table (agreement with
-the LLM when its suggestion was shown vs hidden).
+A report is tables and figures computed from one project's ratings. A task kind lays out its own paper's
+tables with a builder (the one in ``validation/reports/<kind>.py``, found by the kind's name); every
+report then adds the full per-dimension agreement table and, with a judge run, the anchoring table
+(agreement with the LLM when its suggestion was shown vs hidden).
 
 Tables hold cells (a number, its confidence interval, or the reason it is empty); they render to
 HTML, Markdown, LaTeX (booktabs) and CSV alike (``validation.reports.render``). Figures hold the

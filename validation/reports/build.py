@@ -8,6 +8,8 @@ enters the inputs digest, always; the builders then only lay out what they are g
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import json
 import platform
 from collections import defaultdict
@@ -19,8 +21,8 @@ from importlib import metadata
 from typing import Any
 
 import numpy as np
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q
-from django.utils.module_loading import import_string
 
 from annotation.errors import ConcordError
 from annotation.kinds.base import TaskKind
@@ -65,9 +67,31 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+#: The package whose ``<kind>.py`` modules lay out each kind's report.
+REPORTS_PACKAGE = "validation.reports"
+
+
+@cache
+def _builder_class(kind_name: str) -> type[ReportBuilder]:
+    """The one ``ReportBuilder`` subclass that ``validation/reports/<kind>.py`` defines; the shared
+    layout when the kind has no such module."""
+    module_name = f"{REPORTS_PACKAGE}.{kind_name}"
+    if importlib.util.find_spec(module_name) is None:
+        return ReportBuilder
+    module = importlib.import_module(module_name)
+    found = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, ReportBuilder) and value.__module__ == module_name
+    ]
+    if len(found) != 1:
+        raise ImproperlyConfigured(f"{module_name} defines {len(found)} report builders; a kind's module defines one")
+    return found[0]
+
+
 def report_builder(kind: TaskKind) -> ReportBuilder:
-    """The kind's report layout (``TaskKind.report_builder``), never chosen by the kind's name here."""
-    return import_string(kind.report_builder)(kind)
+    """The kind's report layout, found by the kind's name (``validation/reports/<kind>.py``)."""
+    return _builder_class(kind.name)(kind)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -79,7 +79,6 @@ class CopaLikert(TaskKind):
     rating_dimensions = tuple(
         RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
     )
-    report_builder = "validation.reports.copa_likert.CopaLikertReport"
     demo_project = {
         **{
             "slug": "demo-copa",

@@ -54,7 +54,6 @@ class IntentMcq(TaskKind):
     # People are scored against the key, not against each other: the rating is the instance F1.
     rating_dimensions = (RatingDimension("f1", "interval", "F1 against the key"),)
     ratings_need_payload = True
-    report_builder = "validation.reports.intent_mcq.IntentMcqReport"
     demo_project = {
         **{"slug": "demo-mcq", "title": "Demo: IntentGrasp multiple choice (SNIPS, SciCite)", "overlap": 3, "seed": 42},
         "guidelines": DEMO_GUIDELINES,

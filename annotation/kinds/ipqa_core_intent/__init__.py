@@ -80,7 +80,6 @@ class IpqaCoreIntent(TaskKind):
         RatingDimension("expressed", "nominal", "Expressed", *YES_NO),
         RatingDimension("core", "nominal", "Core", *YES_NO),
     )
-    report_builder = "validation.reports.ipqa_core_intent.IpqaCoreIntentReport"
     demo_project = {
         **{
             "slug": "demo-ipqa",

@@ -117,7 +117,6 @@ class LabelContextualization(TaskKind):
     rating_dimensions = (
         RatingDimension("review_verdict", "nominal", "Review verdict", ("accept", "revise"), ("accept", "revise")),
     )
-    report_builder = "validation.reports.label_contextualization.LabelContextualizationReport"
     demo_project = {
         **{"slug": "demo-labels", "title": "Demo: IntentGrasp label contextualization", "overlap": 2, "seed": 7},
         "guidelines": DEMO_GUIDELINES,

@@ -69,7 +69,6 @@ class RationaleInspection(TaskKind):
         RatingDimension("verdict", "nominal", "Verdict", (FAIL, PASS), ("Fail", "Pass")),
         *(RatingDimension(code, "nominal", label, (0, 1), ("no", "yes")) for code, label in FAILURE_CATEGORIES.items()),
     )
-    report_builder = "validation.reports.rationale_inspection.RationaleInspectionReport"
     demo_project = {
         **{"slug": "demo-rationale", "title": "Demo: rationale inspection (Stack Exchange)", "overlap": 2, "seed": 365},
         "guidelines": demo_guidelines(),

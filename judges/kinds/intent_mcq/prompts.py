@@ -70,7 +70,7 @@ class IntentGraspMcq(TemplatePrompt):
     def partial_value(self, text: str, request: JudgeRequest) -> tuple[dict, int] | None:
         """The released scorer's reading of an answer with letters beyond the options shown (or
         other entries that are no letter): the valid letters as a value, the distinct invalid entries
-        counted as wrong choices (``validation.evaluations.mcq_eval.partial_credit_f1``)."""
+        counted as wrong choices (``validation.kinds.intent_mcq.mcq_eval.partial_credit_f1``)."""
         try:
             output = json.loads(text)
         except json.JSONDecodeError:

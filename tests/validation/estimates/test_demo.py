@@ -5,7 +5,7 @@ import pytest
 from annotation.demo import demo_load
 from annotation.models import Annotation, Item
 from validation.estimates.build import EstimateParameters, project_estimates
-from validation.estimates.demo import DEMO_SLUG, SAMPLE, demo_estimates_load
+from validation.kinds.copa_likert.estimates_demo import DEMO_SLUG, SAMPLE, demo_estimates_load
 
 pytestmark = pytest.mark.django_db
 

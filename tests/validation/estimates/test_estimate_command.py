@@ -145,7 +145,7 @@ class EstimateCommandTests:
         label(project, items, truths, rng, {item.pk for n, item in enumerate(items.values()) if n % 3 == 0})
         code, out, err = run(capsys, project.slug, "--run", str(run_.pk), "--freeze")
         snapshot = ReportSnapshot.objects.get(pk=json.loads(out)["snapshot"])
-        assert snapshot.kind == "estimates" and "ppi-python" in snapshot.library_versions
+        assert snapshot.evaluation == "estimates" and "ppi-python" in snapshot.library_versions
         code, out, err = run(capsys, project.slug, "--check", str(snapshot.pk))
         checked = json.loads(out)
         assert checked["numbers_match"] and checked["inputs_match"]

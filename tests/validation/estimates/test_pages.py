@@ -78,7 +78,7 @@ class EstimatesPageTests:
         assert not ReportSnapshot.objects.exists()
         client.force_login(people["res"])
         assert client.post(f"/p/{project.slug}/estimates/freeze/", form).status_code == 302
-        assert ReportSnapshot.objects.get().kind == "estimates"
+        assert ReportSnapshot.objects.get().evaluation == "estimates"
 
     def test_a_bad_alpha_is_a_400(self, setup, client):
         project, run, people = setup

@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from annotation.models import Item
 from tests.validation.conftest import annotate, copa_value, suggest
 from tests.validation.evaluations.conftest import mcq_item
-from validation.evaluations.copa import NOT_NORMALISED
+from validation.kinds.copa_likert.copa import NOT_NORMALISED
 from validation.models import ReportSnapshot
 
 STAT_KEYS = {"statistic", "confidence_interval"}
@@ -110,7 +110,7 @@ class CopaEvalCommandTests:
         project, items, llm, _ = copa
         frozen = json.loads(run_command("copa_eval", "copa", "--run", str(llm.pk), "--bootstrap", "100", "--freeze"))
         snapshot = ReportSnapshot.objects.get(pk=frozen["snapshot"])
-        assert snapshot.kind == "copa_eval" and "tab:concord-copa_table3" in snapshot.latex
+        assert snapshot.evaluation == "copa_eval" and "tab:concord-copa_table3" in snapshot.latex
         check = json.loads(run_command("copa_eval", "copa", "--check", str(snapshot.pk)))
         assert (check["inputs_match"], check["numbers_match"], check["error"]) == (True, True, None)
         suggest(llm, items["p3"][1], copa_value(0), prompt_sha256="q" * 64)  # the failed answer now scored
@@ -156,7 +156,12 @@ class McqEvalCommandTests:
         data = json.loads(run_command("mcq_eval", "mcq", "--run", str(plain.pk), "--run", str(shuffled.pk)))
         first, second = data["runs"]
         assert (first["label"].split(":")[0], second["label"].split(":")[0]) == ("no shuffle", "shuffle-7")
-        assert (first["n_answered"], first["parse_failures"], first["unanswered"]) == (2, 1, 0)
+        assert (first["n_instances"], first["n_answered"], first["parse_failures"], first["not_covered"]) == (
+            3,
+            2,
+            1,
+            0,
+        )
         assert first["f1"]["failures_left_out"] == pytest.approx((1 + 2 / 3) / 2)
         assert first["f1"]["failures_scored_zero"] == pytest.approx((1 + 2 / 3) / 3)
         assert second["f1"]["failures_scored_zero"] == pytest.approx(2 / 3)

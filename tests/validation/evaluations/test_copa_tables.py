@@ -18,8 +18,8 @@ from tests.validation.evaluations.test_commands import (
     run_command,
 )
 from validation.agreement import AgreementResult
-from validation.evaluations.copa import GroupMeans, factor_correlations, group_score_means
-from validation.evaluations.copa_report import _row_mean
+from validation.kinds.copa_likert.copa import GroupMeans, factor_correlations, group_score_means
+from validation.kinds.copa_likert.copa_report import _row_mean
 
 CODES = ("CT", "SA", "SC", "CLM", "MS", "AMR")
 #: The paper's cells are rounded to four decimals: a mean of them moves by up to half a unit, the printed

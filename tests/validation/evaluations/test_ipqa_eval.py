@@ -20,8 +20,9 @@ from tests.validation.evaluations.test_commands import (
     assert_well_formed_booktabs,
     run_command,
 )
-from validation.evaluations.ipqa_eval import NO_ITEMS, item_score, macro_scores, maximum_matching
-from validation.evaluations.ipqa_pairs import pair_external_id
+from validation.kinds.ipqa_core_intent.ipqa_eval import NO_ITEMS, item_score, macro_scores, maximum_matching
+from validation.kinds.ipqa_core_intent.ipqa_pairs import pair_external_id
+from validation.models import ReportSnapshot
 from validation.reports import ReportParameters, build_report
 
 STAT_KEYS = {"statistic", "confidence_interval"}
@@ -272,7 +273,7 @@ class IpqaEvalCommandTests:
 class IpqaEvalPageTests:
     def test_researchers_and_experts_read_it_annotators_are_refused(self, ipqa, make_user, client):
         project, match, run, predictions, _ = ipqa
-        url = reverse("ipqa_eval", args=[project.slug])
+        url = reverse("evaluation", args=[project.slug, "ipqa"])
         for name, role, status in (("r", Role.RESEARCHER, 200), ("e", Role.EXPERT, 200), ("a", Role.ANNOTATOR, 403)):
             user = make_user(name)
             membership_add(project=project, user=user, role=role)
@@ -291,7 +292,8 @@ class IpqaEvalPageTests:
         client.force_login(user)
         with open(predictions, "rb") as upload:
             response = client.post(
-                reverse("ipqa_eval", args=[project.slug]), {"predictions": upload, "run": run.pk, "output": "page"}
+                reverse("evaluation", args=[project.slug, "ipqa"]),
+                {"predictions": upload, "run": run.pk, "output": "page"},
             )
         assert response.status_code == 400 and b"IPQA-Eval: core intent identification" not in response.content
 
@@ -301,7 +303,7 @@ class IpqaEvalPageTests:
         membership_add(project=project, user=user, role=Role.RESEARCHER)
         membership_add(project=match, user=user, role=Role.RESEARCHER)
         client.force_login(user)
-        url = reverse("ipqa_eval", args=[project.slug])
+        url = reverse("evaluation", args=[project.slug, "ipqa"])
         assert url in client.get(reverse("report", args=[project.slug])).content.decode()
         with open(predictions, "rb") as upload:
             response = client.post(url, {"predictions": upload, "run": run.pk, "bootstrap": 0, "output": "latex"})
@@ -372,3 +374,51 @@ class MatchReportTests:
         # accuracy 5/6, p_e = 0.5·(2/6) + 0.5·(4/6) = 0.5, κ = (5/6 - 0.5) / 0.5 = 2/3.
         assert (judge_kappa.value, accuracy.value) == (pytest.approx(2 / 3), pytest.approx(5 / 6))
         assert kappa.ci is not None and accuracy.ci is not None
+
+
+@pytest.mark.django_db
+class IpqaEvalFreezeTests:
+    def _researcher(self, ipqa, make_user, client):
+        project, match, *_ = ipqa
+        user = make_user("r")
+        membership_add(project=project, user=user, role=Role.RESEARCHER)
+        membership_add(project=match, user=user, role=Role.RESEARCHER)
+        client.force_login(user)
+
+    def test_frozen_from_the_page_with_its_predictions_and_checked_by_the_command(self, ipqa, make_user, client):
+        project, _, run, predictions, _ = ipqa
+        self._researcher(ipqa, make_user, client)
+        with open(predictions, "rb") as upload:
+            response = client.post(
+                reverse("evaluation_freeze", args=[project.slug, "ipqa"]),
+                {"predictions": upload, "run": run.pk, "bootstrap": 20, "title": "camera-ready"},
+            )
+        snapshot = ReportSnapshot.objects.get()
+        assert response.status_code == 302 and response["Location"].endswith(f"/snapshots/{snapshot.pk}/")
+        assert (snapshot.evaluation, snapshot.kind, snapshot.title) == ("ipqa_eval", "ipqa_core_intent", "camera-ready")
+        assert snapshot.parameters["predictions"]["q1"] == ["a1", "a2", "a3"]
+        page = client.get(response["Location"]).content.decode()
+        assert "the paper evaluation <code>ipqa_eval</code>" in page
+        # The header names the predictions by their digest, not their text.
+        assert "predictions_sha256" in snapshot.markdown and '"predictions": {' not in snapshot.markdown
+        check = json.loads(run_command("ipqa_eval", "ipqa", "--check", str(snapshot.pk)))
+        assert check["numbers_match"] and check["inputs_match"]
+        # A changed match decision shows on the next check.
+        match_item = Item.objects.get(external_id=pair_external_id("q2", "c1", "C"))
+        match_item.suggestions.update(value={"match": True})
+        check = json.loads(run_command("ipqa_eval", "ipqa", "--check", str(snapshot.pk)))
+        assert not check["numbers_match"] and not check["inputs_match"]
+
+    def test_the_api_scores_an_uploaded_file_and_refuses_a_bad_one(self, ipqa, make_user, client, tmp_path):
+        project, _, run, predictions, _ = ipqa
+        self._researcher(ipqa, make_user, client)
+        api = reverse("api_evaluation", args=[project.slug, "ipqa"])
+        with open(predictions, "rb") as upload:
+            data = client.post(api, {"predictions": upload, "run": run.pk, "bootstrap": 0}).json()
+        assert data["macro"]["f1"]["statistic"] == pytest.approx(0.4)
+        bad = write_lines(tmp_path / "bad.jsonl", [{"external_id": "q1", "predicted_intents": ["a", "a"]}])
+        with open(bad, "rb") as upload:
+            refused = client.post(api, {"predictions": upload, "run": run.pk, "bootstrap": 0})
+        assert refused.status_code == 400 and "entries must not repeat" in json.dumps(refused.json())
+        assert ReportSnapshot.objects.count() == 0
+        assert client.get(reverse("api_evaluation", args=[project.slug, "mcq"])).status_code == 404

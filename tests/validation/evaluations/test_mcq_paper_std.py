@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from validation.evaluations.mcq_eval import STD_DDOF, average_over_models, spread_over_runs
+from validation.kinds.intent_mcq.mcq_eval import STD_DDOF, average_over_models, spread_over_runs
 
 #: The printed last digit, plus what rounding the four printed runs can move.
 PRINTED = 0.0101

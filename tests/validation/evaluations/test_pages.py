@@ -12,9 +12,9 @@ from annotation.services import membership_add
 from tests.validation.conftest import suggest
 from tests.validation.evaluations.test_commands import assert_pdflatex_compiles, assert_well_formed_booktabs
 from validation.evaluations.base import render_evaluation
-from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
-from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
+from validation.kinds.copa_likert.copa_report import CopaEvalParameters, copa_evaluation
+from validation.kinds.intent_mcq.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.models import ReportSnapshot
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ class EvaluationPageTests:
             reverse("evaluation_freeze", args=[project.slug, "copa"]), {"run": llm.pk, "bootstrap": 20, "title": "t"}
         )
         snapshot = ReportSnapshot.objects.get()
-        assert response.status_code == 302 and snapshot.kind == "copa_eval" and snapshot.title == "t"
+        assert response.status_code == 302 and snapshot.evaluation == "copa_eval" and snapshot.title == "t"
         assert client.get(response.url).status_code == 200
         client.post(reverse("report_snapshot_check", args=[project.slug, snapshot.pk]))
         check = snapshot.checks.get()

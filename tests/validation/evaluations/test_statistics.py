@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from validation.agreement import random_guess_f1
-from validation.evaluations.copa import NO_PAIRS, NOT_NORMALISED, factor_ablation, normalised_score, preference
-from validation.evaluations.human_scores import (
+from validation.kinds.copa_likert.copa import NO_PAIRS, NOT_NORMALISED, factor_ablation, normalised_score, preference
+from validation.kinds.intent_mcq.human_scores import (
     BAD_SCORE,
     DEFAULT_TABLE,
     TableError,
     default_human_scores,
     parse_human_scores,
 )
-from validation.evaluations.mcq_eval import ONE_RUN, estimated_human_f1, run_f1, spread_over_runs
+from validation.kinds.intent_mcq.mcq_eval import ONE_RUN, estimated_human_f1, run_f1, spread_over_runs
 
 NAN = math.nan
 FACTORS = ("CT", "SA", "SC", "CLM", "MS", "AMR")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from tests.validation.conftest import add_items, annotate, copa_value
 from validation.models import ImmutableError, ReportSnapshot
 from validation.reports import ReportParameters, build_report, library_versions
-from validation.services import numbers_digest, report_snapshot_check, report_snapshot_create
+from validation.services import report_snapshot_check, report_snapshot_create
+from validation.snapshotting import numbers_digest
 
 pytestmark = pytest.mark.django_db
 PARAMETERS = ReportParameters(bootstrap=25, seed=3)
@@ -87,3 +90,25 @@ class CheckTests:
         run.delete()
         check = report_snapshot_check(snapshot=snapshot)
         assert not check.numbers_match and "UnknownJudgeRun" in check.error
+
+
+@pytest.mark.django_db(transaction=True)
+class SnapshotMigrationTests:
+    def test_snapshots_frozen_before_the_field_say_which_evaluation_they_are_of(self, make_project):
+        """A snapshot whose kind named its evaluation keeps it in ``evaluation``; kind becomes the project's."""
+        executor = MigrationExecutor(connection)
+        executor.migrate([("validation", "0002_adjudication")])
+        old = executor.loader.project_state([("validation", "0002_adjudication")]).apps
+        Snapshot = old.get_model("validation", "ReportSnapshot")
+        project = make_project("intent_mcq", slug="old")  # annotation's tables are today's
+        common = {"parameters": {}, "inputs_sha256": "i", "numbers": {}, "numbers_sha256": "n", "library_versions": {}}
+        common |= {"markdown": "", "latex": "", "csv": ""}
+        frozen_eval = Snapshot.objects.create(project_id=project.pk, kind="mcq_eval", **common)
+        frozen_report = Snapshot.objects.create(project_id=project.pk, kind="intent_mcq", **common)
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+        evaluation = ReportSnapshot.objects.get(pk=frozen_eval.pk)
+        report = ReportSnapshot.objects.get(pk=frozen_report.pk)
+        assert (evaluation.kind, evaluation.evaluation) == ("intent_mcq", "mcq_eval")
+        assert (report.kind, report.evaluation) == ("intent_mcq", "")

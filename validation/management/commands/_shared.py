@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT
 from annotation.models import Project
-from validation.evaluations.base import render_evaluation
+from validation.evaluations.base import UnknownJudgeRun, WrongKind, render_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
 from validation.models import ReportSnapshot
 
@@ -68,11 +69,11 @@ def checked_json(snapshot: ReportSnapshot, check: Any) -> str:
     )
 
 
-def check_evaluation_snapshot(command: BaseCommand, project: Project, snapshot_id: int, kind: str) -> None:
+def check_evaluation_snapshot(command: BaseCommand, project: Project, snapshot_id: int, evaluation: str) -> None:
     """``--check`` of a paper evaluation: recompute the snapshot and print what matches."""
-    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, kind=kind).first()
+    snapshot = ReportSnapshot.objects.filter(pk=snapshot_id, project=project, evaluation=evaluation).first()
     if snapshot is None:
-        message = UNKNOWN_EVALUATION_SNAPSHOT.format(kind=kind, id=snapshot_id, slug=project.slug)
+        message = UNKNOWN_EVALUATION_SNAPSHOT.format(kind=evaluation, id=snapshot_id, slug=project.slug)
         raise CommandError(message, returncode=BAD_INPUT)
     command.stdout.write(checked_json(snapshot, evaluation_snapshot_check(snapshot=snapshot)))
 
@@ -100,3 +101,19 @@ def write_evaluation(command: BaseCommand, project: Project, evaluation: Any, op
         return
     text = render_evaluation(evaluation, options["format"])
     command.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+
+
+def evaluate_or_fail(evaluate: Callable[[], Any]) -> Any:
+    """``evaluate()``, its refusals (another kind, an unknown run, a bad parameter) as exit code 1."""
+    try:
+        return evaluate()
+    except (UnknownJudgeRun, WrongKind, ValueError) as exc:
+        raise CommandError(str(exc), returncode=BAD_INPUT) from None
+
+
+def write_or_fail(path: str | Path, write: Callable[[], Any]) -> None:
+    """``write()`` of a file the researcher named (as ``-o`` elsewhere), a failure as exit code 1."""
+    try:
+        write()
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror}", returncode=BAD_INPUT) from None

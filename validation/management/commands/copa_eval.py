@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind
-from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
+from validation.kinds.copa_likert.copa_report import CopaEvalParameters, copa_evaluation
 from validation.management.commands._shared import (
     add_snapshot_arguments,
     check_evaluation_snapshot,

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ConcordError
-from validation.estimates.demo import demo_estimates_load
+from validation.kinds.copa_likert.estimates_demo import demo_estimates_load
 
 BAD_INPUT = 1
 

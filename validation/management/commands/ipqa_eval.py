@@ -1,11 +1,11 @@
 """``ipqa_eval SLUG --predictions FILE --run ID``: IPQA-Eval precision, recall and F1 (IPQA, §2.1).
 
-SLUG is the IPQA project (gold core intents); ``--run`` a judge run over the ``ipqa_eval_match``
-project that ``ipqa_eval_pairs`` built from the same predictions. Per item a one-to-one matching of
-predicted to gold core intents from the run's match decisions; overall the macro averages with seeded
-bootstrap intervals over items. Exit codes: 0 success, 1 bad input (unknown project or run, wrong
-kind, a bad predictions file: each problem by line and field), 2 usage error.
-"""
+SLUG is the IPQA project (gold core intents); ``--run`` a judge run over the ``ipqa_eval_match`` project
+that ``ipqa_eval_pairs`` built from the same predictions. Per item a one-to-one matching of predicted to
+gold core intents from the run's match decisions; overall the macro averages with seeded bootstrap
+intervals over items. ``--freeze`` / ``--check ID`` as for ``copa_eval`` (a snapshot keeps the
+predictions, so a check scores the same ones again). Exit codes: 0 success, 1 bad input (unknown project
+or run, wrong kind, a bad predictions file: each problem by line and field), 2 usage error."""
 
 from __future__ import annotations
 
@@ -23,9 +23,14 @@ from validation.evaluations.base import (
     WrongKind,
     check_kind,
 )
-from validation.evaluations.ipqa_pairs import SOURCE_KIND, read_predictions
-from validation.evaluations.ipqa_report import IpqaEvalParameters, ipqa_evaluation
-from validation.management.commands._shared import non_negative_int, write_evaluation
+from validation.kinds.ipqa_core_intent.ipqa_pairs import SOURCE_KIND, read_predictions
+from validation.kinds.ipqa_core_intent.ipqa_report import IpqaEvalParameters, ipqa_evaluation
+from validation.management.commands._shared import (
+    add_snapshot_arguments,
+    check_evaluation_snapshot,
+    non_negative_int,
+    write_evaluation,
+)
 
 
 class Command(BaseCommand):
@@ -33,10 +38,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("slug", help="an ipqa_core_intent project")
-        parser.add_argument(
-            "--predictions", required=True, metavar="FILE", help="JSONL: external_id, predicted_intents"
-        )
-        parser.add_argument("--run", required=True, type=int, metavar="ID", help="a judge run over the match project")
+        parser.add_argument("--predictions", metavar="FILE", help="JSONL: external_id, predicted_intents")
+        parser.add_argument("--run", type=int, metavar="ID", help="a judge run over the match project")
         parser.add_argument(
             "--bootstrap",
             type=non_negative_int,
@@ -46,14 +49,22 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
         parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_or_fail(options["slug"])
-        parameters = IpqaEvalParameters(run=options["run"], bootstrap=options["bootstrap"], seed=options["seed"])
+        if options["check"] is not None:
+            check_evaluation_snapshot(self, project, options["check"], "ipqa_eval")
+            return
+        if not options["predictions"] or options["run"] is None:
+            raise CommandError("--predictions and --run are required (or --check SNAPSHOT_ID)", returncode=2)
         try:
             check_kind(project, expected=SOURCE_KIND, evaluation="ipqa_eval")
             predictions = read_predictions(options["predictions"], project=project)
-            evaluation = ipqa_evaluation(project=project, predictions=predictions, parameters=parameters)
+            parameters = IpqaEvalParameters(
+                run=options["run"], bootstrap=options["bootstrap"], seed=options["seed"], predictions=predictions
+            )
+            evaluation = ipqa_evaluation(project=project, parameters=parameters)
         except (UnknownJudgeRun, WrongKind, ValidationFailed) as exc:
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
         except ValueError as exc:

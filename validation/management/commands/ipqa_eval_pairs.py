@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import ValidationFailed
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import WrongKind, check_kind
-from validation.evaluations.ipqa_pairs import MATCH_KIND, SOURCE_KIND, build_pairs, read_predictions
+from validation.kinds.ipqa_core_intent.ipqa_pairs import MATCH_KIND, SOURCE_KIND, build_pairs, read_predictions
 
 
 class Command(BaseCommand):

@@ -19,9 +19,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind
-from validation.evaluations.human_scores import MAX_BYTES, TableError, parse_human_scores
-from validation.evaluations.mcq_eval import STD_DDOF
-from validation.evaluations.mcq_report import McqEvalParameters, mcq_evaluation
+from validation.kinds.intent_mcq.human_scores import MAX_BYTES, TableError, parse_human_scores
+from validation.kinds.intent_mcq.mcq_eval import STD_DDOF
+from validation.kinds.intent_mcq.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.management.commands._shared import (
     add_snapshot_arguments,
     check_evaluation_snapshot,

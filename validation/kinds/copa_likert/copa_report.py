@@ -2,7 +2,7 @@
 
 Reads a ``copa_likert`` project's pairs (items sharing a ``pair_id``, one with ``response_source``
 ``accepted`` and one ``top-voted``), each evaluator's scores of both answers, and computes
-``validation.evaluations.copa`` over them (CoPA, paper 001, §5.2). An evaluator is a judge run (the
+``validation.kinds.copa_likert.copa`` over them (CoPA, paper 001, §5.2). An evaluator is a judge run (the
 factor-grounded prompt, the Direct / CoT / Random-factor variants of ``judges.kinds.copa_likert.prompts``, or a
 lexical baseline) or people's gold (``--people``).
 
@@ -51,7 +51,8 @@ from validation.evaluations.base import (
     inputs_digest,
     statistic_json,
 )
-from validation.evaluations.copa import (
+from validation.goldset import project_items_state
+from validation.kinds.copa_likert.copa import (
     FactorCorrelations,
     GroupMeans,
     PreferenceResult,
@@ -61,7 +62,6 @@ from validation.evaluations.copa import (
     normalised_score,
     preference,
 )
-from validation.goldset import project_items_state
 from validation.reports import Cell, Figure, Row, Table
 from validation.reports.render import latex_escape
 

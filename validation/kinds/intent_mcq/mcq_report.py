@@ -2,22 +2,19 @@
 
 Each judge run is one evaluation session: the no-shuffle run (a judge without a seed keeps the
 item's option order) and the shuffles 7, 42 and 365 (a judge with that seed shows the options in
-an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``). Per run the
-F1 with parse failures left out and scored 0 (an answer the released scorer can partly read gets its
+an order drawn from the seed and the item alone, ``judges.kinds.intent_mcq.prompts.IntentGraspMcq``).
+Per run the F1 with parse failures left out and scored 0 (an answer the released scorer can partly read gets its
 partial credit in the scored-0 way); over runs the mean and the standard deviation, sample (ddof 1,
 Table 8's All Set block) or population (ddof 0, Table 8's Gem Set block, Tables 9 and 2) as asked,
 with the 2-sigma error bars of §4.1 as a table and a figure; the random-guess baseline beside them
-(App. A.3); breakdowns by source dataset, domain
-(Table 10), text form and label type (Table 11); and the human baseline both ways: measured (people
+(App. A.3); breakdowns by source dataset, domain (Table 10), text form, label type, annotation style and
+sensitivity (Table 11) and dataset year (Figure 4); and the human baseline both ways: measured (people
 answering the same questions, scored against the key) and estimated from the source datasets'
-reported agreement (App. A.2, ``validation.evaluations.human_scores``).
+reported agreement (App. A.2, ``validation.kinds.intent_mcq.human_scores``).
 
-An instance's dataset and domain are ``meta.dataset`` and ``meta.domain``, its text form the
-payload's ``context_type`` (else ``meta.text_form``), its label type ``multiple`` when the key has
-more than one answer (v > 1), else ``single``; its annotation style (``synthetic``/``human``),
-sensitivity (``yes``/``no``) and dataset year ``meta.annotation``, ``meta.sensitive`` and
-``meta.year``, as ``build_mcq`` copies them from the label items (Table 11, Figure 4); a missing
-field groups under "(none)".
+A run is scored on the instances it covers (an answer or a failure): a run over a uniform subset
+leaves the others out of both ways, and says its n. The groups of the breakdowns are read as
+``validation.kinds.intent_mcq.mcq_runs`` says (``meta.annotation`` etc. as ``build_mcq`` copies them).
 """
 
 from __future__ import annotations
@@ -29,13 +26,10 @@ from typing import Any
 import numpy as np
 
 from annotation.kinds.intent_mcq import instance_f1
-from annotation.models import Item, Project
+from annotation.models import Project
 from judges.models import JudgeRun
-from judges.prompting import get_prompt
-from judges.selectors import failed_suggestions, suggestion_values
 from validation.agreement import AgreementResult, random_guess_f1
 from validation.evaluations.base import (
-    EvaluatedRun,
     Evaluation,
     check_kind,
     check_runs,
@@ -43,35 +37,24 @@ from validation.evaluations.base import (
     evaluated_runs,
     inputs_digest,
 )
-from validation.evaluations.human_scores import HumanScoreTable, default_human_scores
-from validation.evaluations.mcq_eval import (
+from validation.kinds.intent_mcq.human_scores import HumanScoreTable, default_human_scores
+from validation.kinds.intent_mcq.mcq_eval import (
     STD_DDOF,
     UNKNOWN_STD,
     RunF1,
     Spread,
     average_over_models,
     estimated_human_f1,
-    partial_credit_f1,
     run_f1,
     spread_over_runs,
 )
+from validation.kinds.intent_mcq.mcq_runs import FACETS, McqInstance, RunScores, mcq_instances_of, run_scores
 from validation.ratings import latest_annotations
 from validation.reports import Cell, Figure, Row, Table
 from validation.reports.render import latex_escape
 
-__all__ = ["FACETS", "McqEvalParameters", "mcq_evaluation"]
+__all__ = ["McqEvalParameters", "mcq_evaluation"]
 
-NONE = "(none)"
-#: Breakdown facets: key, title, the paper's table.
-FACETS = (
-    ("dataset", "source dataset", "Table 6"),
-    ("domain", "domain", "Table 10"),
-    ("text_form", "text form", "Table 11"),
-    ("label_type", "label type", "Table 11"),
-    ("annotation", "annotation style", "Table 11"),
-    ("sensitive", "sensitivity", "Table 11"),
-    ("year", "dataset year", "Figure 4"),
-)
 NO_RUN = "choose at least one judge run"
 #: How tables name each standard deviation over runs.
 STD_WORDS = {"sample": "sample std (ddof 1)", "population": "population std (ddof 0)"}
@@ -116,96 +99,6 @@ class McqEvalParameters:
         return cls(runs=tuple(data["runs"]), human_scores=table, std=data.get("std", "sample"))
 
 
-@dataclass(frozen=True)
-class McqInstance:
-    pk: int
-    external_id: str
-    answers: tuple[int, ...]
-    n_options: int
-    groups: dict[str, str]
-
-
-def _group(value: Any) -> str:
-    return str(value) if value not in (None, "") else NONE
-
-
-def mcq_instances_of(project: Project) -> list[McqInstance]:
-    found = []
-    rows = Item.objects.filter(project=project).order_by("pk").values_list("pk", "external_id", "payload")
-    for pk, external_id, payload in rows.iterator(chunk_size=2000):
-        meta = payload.get("meta") or {}
-        answers = tuple(sorted(set(payload["answers"])))
-        groups = {
-            "dataset": _group(meta.get("dataset")),
-            "domain": _group(meta.get("domain")),
-            "text_form": _group(payload.get("context_type") or meta.get("text_form")),
-            "label_type": "multiple" if len(answers) > 1 else "single",
-            # The source dataset's facts ``build_mcq`` copies from the label items (validation.mcq).
-            "annotation": _group(meta.get("annotation")),
-            "sensitive": _group(meta.get("sensitive")),
-            "year": _group(meta.get("year")),
-        }
-        found.append(McqInstance(pk, external_id, answers, len(payload["options"]), groups))
-    return found
-
-
-@dataclass(frozen=True)
-class _RunScores:
-    run: EvaluatedRun
-    f1: np.ndarray  # per instance, NaN without a readable answer
-    parse_failures: int
-    credit: np.ndarray  # per instance, the released scorer's partial credit of a failure (NaN: none)
-
-    @property
-    def shuffled(self) -> bool:
-        # A baseline's seed draws its guesses, not an option order: it is never a "shuffle-42" session.
-        return self.run.seed is not None and not self.run.is_baseline
-
-    @property
-    def label(self) -> str:
-        if self.run.is_baseline:
-            order = "baseline" if self.run.seed is None else f"baseline, seed {self.run.seed}"
-        else:
-            order = f"shuffle-{self.run.seed}" if self.shuffled else "no shuffle"
-        return f"{order}: {self.run.label}"
-
-    @property
-    def partial_credits(self) -> int:
-        return int((~np.isnan(self.credit)).sum())
-
-
-def _partial_credit(run: EvaluatedRun, suggestion: Any, answers: tuple[int, ...]) -> float:
-    """The released scorer's F1 of a failed answer it can partly read, else NaN."""
-    try:
-        prompt = get_prompt(run.prompt_key)
-        item = suggestion.item
-        request = prompt.build(item_id=item.pk, payload=item.payload, external_id=item.external_id, seed=run.seed)
-        read = prompt.partial_value(suggestion.raw_output, request)
-    except (KeyError, NotImplementedError):
-        return np.nan
-    if read is None:
-        return np.nan
-    value, n_invalid = read
-    return partial_credit_f1(value["chosen"], n_invalid, answers)
-
-
-def _run_scores(run: EvaluatedRun, instances: list[McqInstance]) -> _RunScores:
-    position = {instance.pk: i for i, instance in enumerate(instances)}
-    f1 = np.full(len(instances), np.nan)
-    credit = np.full(len(instances), np.nan)
-    for item_id, value in suggestion_values(run_id=run.run_id):
-        if item_id in position:
-            f1[position[item_id]] = instance_f1(value["chosen"], list(instances[position[item_id]].answers))
-    failed: set[int] = set()
-    for suggestion in failed_suggestions(run=JudgeRun.objects.get(pk=run.run_id)).iterator(chunk_size=500):
-        i = position.get(suggestion.item_id)
-        # An item failed under several prompt hashes counts once; an OK answer beside it wins.
-        if i is not None and np.isnan(f1[i]) and i not in failed:
-            failed.add(i)
-            credit[i] = _partial_credit(run, suggestion, instances[i].answers)
-    return _RunScores(run, f1, len(failed), credit)
-
-
 def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[AgreementResult, list[list]]:
     """People's F1 against the key, the mean over every person's latest answer (the report's number),
     and the answers it averages as (external id, rater, F1) for the inputs digest."""
@@ -248,10 +141,13 @@ def _over_runs(results: Sequence[RunF1], ddof: int) -> dict[str, Spread]:
     return {way: spread_over_runs([getattr(r, way).statistic for r in results], ddof=ddof) for way in WAYS}
 
 
-def _scored(run: _RunScores, rows: Any = None) -> RunF1:
-    if rows is None:
-        return run_f1(run.f1, failure_credit=run.credit)
-    return run_f1(run.f1[rows], failure_credit=run.credit[rows])
+def _scored(run: RunScores, rows: Any = None) -> RunF1:
+    """The run's F1 over ``rows`` (every instance by default) that it covers: an instance the run never
+    saw (a subset run, a run not finished) is in neither column, not a failure scored 0."""
+    mask = run.covered.copy()
+    if rows is not None:
+        mask &= np.isin(np.arange(len(mask)), rows)
+    return run_f1(run.f1[mask], failure_credit=run.credit[mask])
 
 
 def _baseline(instances: Sequence[McqInstance]) -> AgreementResult:
@@ -267,7 +163,7 @@ class _GroupResult:
     over_runs: dict[str, Spread]
 
 
-def _breakdown(facet: str, instances: list[McqInstance], runs: list[_RunScores], ddof: int) -> list[_GroupResult]:
+def _breakdown(facet: str, instances: list[McqInstance], runs: list[RunScores], ddof: int) -> list[_GroupResult]:
     members: dict[str, list[int]] = {}
     for index, instance in enumerate(instances):
         members.setdefault(instance.groups[facet], []).append(index)
@@ -294,7 +190,7 @@ def _spread_cells(spread: Spread) -> tuple[Cell, Cell]:
 
 def _tables(
     instances: list[McqInstance],
-    runs: list[_RunScores],
+    runs: list[RunScores],
     results: list[RunF1],
     over: dict[str, Spread],
     baseline: AgreementResult,
@@ -309,6 +205,7 @@ def _tables(
         Row(
             r.label,
             (
+                Cell.count(result.n_instances),
                 Cell.count(result.n_answered),
                 Cell.count(result.n_unanswered),
                 _percent(result.failures_left_out),
@@ -319,20 +216,26 @@ def _tables(
     ]
     left_mean, left_std = _spread_cells(over["failures_left_out"])
     zero_mean, zero_std = _spread_cells(over["failures_scored_zero"])
-    rows.append(Row("Mean over runs", (Cell(), Cell(), left_mean, zero_mean), summary=True))
-    rows.append(Row(f"{std_words.capitalize()} over runs", (Cell(), Cell(), left_std, zero_std)))
+    blank = (Cell(), Cell(), Cell())
+    rows.append(Row("Mean over runs", (*blank, left_mean, zero_mean), summary=True))
+    rows.append(Row(f"{std_words.capitalize()} over runs", (*blank, left_std, zero_std)))
     two_sigma = {way: Cell(value=over[way].two_sigma, format="percent", note=over[way].reason) for way in WAYS}
-    rows.append(Row("2-sigma error bar (±)", (Cell(), Cell(), two_sigma[WAYS[0]], two_sigma[WAYS[1]])))
+    rows.append(Row("2-sigma error bar (±)", (*blank, two_sigma[WAYS[0]], two_sigma[WAYS[1]])))
     rows.append(
-        Row("Random guess (expected)", (Cell(), Cell(), _percent(baseline), _percent(baseline)), rule_above=True)
+        Row(
+            "Random guess (expected)",
+            (Cell.count(baseline.n_units), Cell(), Cell(), _percent(baseline), _percent(baseline)),
+            rule_above=True,
+        )
     )
-    rows.append(Row("Human, measured (people vs the key)", (Cell(), Cell(), _percent(measured), _percent(measured))))
-    rows.append(Row(f"Human, estimated ({scores.source})", (Cell(), Cell(), _percent(estimated), _percent(estimated))))
+    rows.append(Row("Human, measured (people vs the key)", (*blank, _percent(measured), _percent(measured))))
+    rows.append(Row(f"Human, estimated ({scores.source})", (*blank, _percent(estimated), _percent(estimated))))
     notes = (
         "F1 per instance is 2|C∩A| / (|C| + |A|), averaged over instances (IntentGrasp §4.1). A run's failures are "
         "instances without a readable answer: left out in one column, scored 0 in the other (as the released "
         "scorer does; an answer mixing valid and invalid letters gets its partial credit there, valid letters "
-        "scored and invalid ones wrong).",
+        "scored and invalid ones wrong). A run is scored on the instances it covers (Instances): one run on a "
+        "subset (IntentGrasp App. B.1's uniform subsets) leaves the others out of both columns.",
         "Random guess: one option at random, expected F1 mean of (v/u)·2/(1+v) (App. A.3). Estimated human "
         f"baseline: reported human scores weighted by instance count over the {estimated.n_units} instances "
         "whose dataset reports one (App. A.2).",
@@ -342,11 +245,11 @@ def _tables(
             key="mcq_runs",
             title="IntentGrasp evaluation by run (IntentGrasp Table 8)",
             caption=(
-                f"F1 (%) on {len(instances)} instances per run, the mean, {std_words} and 2-sigma error bar over "
-                f"{len(runs)} runs, and the baselines."
+                f"F1 (%) per run on the instances it covers (of {len(instances)}), the mean, {std_words} and "
+                f"2-sigma error bar over {len(runs)} runs, and the baselines."
             ),
-            columns=("Run", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
-            latex_columns=("Run", "Answered", "Failed", "F1 (left out)", "F1 (scored 0)"),
+            columns=("Run", "Instances", "Answered", "Failed", "F1 (failures left out)", "F1 (failures scored 0)"),
+            latex_columns=("Run", "$n$", "Answered", "Failed", "F1 (left out)", "F1 (scored 0)"),
             rows=tuple(rows),
             notes=notes,
         )
@@ -463,7 +366,7 @@ class _Model:
 
 
 def _models(
-    scored: list[_RunScores],
+    scored: list[RunScores],
     results: list[RunF1],
     breakdowns: dict[str, list[_GroupResult]],
     ddof: int,
@@ -592,7 +495,7 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
         raise ValueError(NO_RUN)
     runs = evaluated_runs(project, parameters.runs)
     instances = mcq_instances_of(project)
-    scored = [_run_scores(run, instances) for run in runs]
+    scored = [run_scores(run, instances) for run in runs]
     results = [_scored(r) for r in scored]
     over = _over_runs(results, parameters.ddof)
     baseline = _baseline(instances)
@@ -630,10 +533,11 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
                 "seed": r.run.seed,
                 "shuffled": r.shuffled,
                 "baseline": r.run.is_baseline,
+                "n_instances": result.n_instances,
                 "n_answered": result.n_answered,
                 "parse_failures": r.parse_failures,
                 "partial_credit": r.partial_credits,
-                "unanswered": result.n_unanswered - r.parse_failures,
+                "not_covered": len(instances) - r.n_covered,
                 "f1": _f1_json(result),
             }
             for r, result in zip(scored, results, strict=True)
@@ -672,6 +576,8 @@ def mcq_evaluation(*, project: Project, parameters: McqEvalParameters) -> Evalua
                 r.parse_failures,
                 # The partial credits, when any: a changed raw answer changes the inputs too.
                 *([[None if np.isnan(x) else float(x) for x in r.credit]] if r.partial_credits else []),
+                # Which instances a run covers, when it leaves some out (a subset run).
+                *([[bool(x) for x in r.covered]] if r.n_covered < len(instances) else []),
             ]
             for r in scored
         ],

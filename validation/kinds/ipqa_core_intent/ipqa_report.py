@@ -1,10 +1,10 @@
 """``ipqa_eval``: an IPQA project's predicted core intents scored against its gold (IPQA, §2.1).
 
-Inputs: the IPQA project (gold core intents), a predictions file (``validation.evaluations.ipqa_pairs``)
+Inputs: the IPQA project (gold core intents), a predictions file (``validation.kinds.ipqa_core_intent.ipqa_pairs``)
 and a judge run over the ``ipqa_eval_match`` project that ``ipqa_eval_pairs`` filled from the same
 predictions: the LLM matcher's (or a baseline's) match / no match for every (predicted, gold) pair.
 Per item the one-to-one matching with the most matched pairs gives precision, recall and F1; overall
-their macro averages over items with bootstrap intervals (``validation.evaluations.ipqa_eval``).
+their macro averages over items with bootstrap intervals (``validation.kinds.ipqa_core_intent.ipqa_eval``).
 
 An item enters only when every one of its pairs has an answer in the run. Left out, and counted: items
 of the file without gold or without a gold core intent, items where a pair failed in the run, items
@@ -14,7 +14,7 @@ where a pair has no answer (not built into the match project, or not judged yet)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,8 +31,8 @@ from validation.evaluations.base import (
     inputs_digest,
     statistic_json,
 )
-from validation.evaluations.ipqa_eval import MEASURES, ItemScore, MacroScores, item_score, macro_scores
-from validation.evaluations.ipqa_pairs import MATCH_KIND, SOURCE_KIND, gold_core_intents, pair_external_id
+from validation.kinds.ipqa_core_intent.ipqa_eval import MEASURES, ItemScore, MacroScores, item_score, macro_scores
+from validation.kinds.ipqa_core_intent.ipqa_pairs import MATCH_KIND, SOURCE_KIND, gold_core_intents, pair_external_id
 from validation.reports import Cell, Row, Table, UnknownJudgeRun
 from validation.reports.build import judge_info
 
@@ -52,12 +52,15 @@ TITLES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
 
 @dataclass(frozen=True, kw_only=True)
 class IpqaEvalParameters:
-    """What besides the data changes ``ipqa_eval``'s numbers."""
+    """What besides the data changes ``ipqa_eval``'s numbers: the run, the bootstrap, and the predictions
+    scored (external id → predicted intents, as ``read_predictions`` reads a file), which a snapshot
+    stores so that a check scores the same predictions again."""
 
     run: int
     bootstrap: int = 1000
     seed: int = 0
     confidence_level: float = 0.95
+    predictions: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -66,7 +69,18 @@ class IpqaEvalParameters:
             "bootstrap": self.bootstrap,
             "seed": self.seed,
             "confidence_level": self.confidence_level,
+            "predictions": {external_id: list(intents) for external_id, intents in self.predictions.items()},
         }
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> IpqaEvalParameters:
+        return cls(
+            run=data["run"],
+            bootstrap=data["bootstrap"],
+            seed=data["seed"],
+            confidence_level=data["confidence_level"],
+            predictions={external_id: tuple(intents) for external_id, intents in data["predictions"].items()},
+        )
 
 
 def _match_run(run_id: int) -> tuple[JudgeRun, Project]:
@@ -170,9 +184,7 @@ def _complexity_table(by: dict[str, list[tuple[int, MacroScores]]], interval: st
     )
 
 
-def ipqa_evaluation(
-    *, project: Project, predictions: dict[str, tuple[str, ...]], parameters: IpqaEvalParameters
-) -> Evaluation:
+def ipqa_evaluation(*, project: Project, parameters: IpqaEvalParameters) -> Evaluation:
     """``ipqa_eval``'s numbers and table for an ``ipqa_core_intent`` project.
 
     Raises
@@ -186,6 +198,7 @@ def ipqa_evaluation(
     """
     check_kind(project, expected=SOURCE_KIND, evaluation="ipqa_eval")
     check_bootstrap(parameters.bootstrap)
+    predictions = parameters.predictions
     run, match_project = _match_run(parameters.run)
     info = judge_info(match_project, run.pk)
     decided, failed = _pair_answers(run, match_project)
@@ -274,6 +287,11 @@ def ipqa_evaluation(
         project=project.slug,
         title=project.title,
         parameters=parameters.to_json_dict(),
+        shown_parameters={
+            **{k: v for k, v in parameters.to_json_dict().items() if k != "predictions"},
+            "predicted_items": len(predictions),
+            "predictions_sha256": inputs_digest(parameters.to_json_dict()["predictions"]),
+        },
         inputs_sha256=inputs_digest({"scored": pairs_read, "left_out": left_out, "complexity": complexity}),
         library_versions=current_versions(),
         result=result,
