@@ -7,8 +7,8 @@ from django.urls import reverse
 from annotation.kinds import get_kind
 from annotation.models import Role
 from annotation.services import membership_add
+from annotation.value_grid import value_grid
 from tests.validation.conftest import add_items, annotate, copa_value
-from validation.adjudication import value_grid
 
 pytestmark = pytest.mark.django_db
 COPA = get_kind("copa_likert")
