@@ -267,7 +267,7 @@ class ItemPageTests:
         assert '"scores"' not in html  # values as the kind reads them, not JSON
         # One copy of the form (the item as annotators see it), none per rater or per suggestion.
         assert html.count("<fieldset disabled>") == 1 and 'aria-label="Answer of ann"' not in html
-        assert "<th scope=\"col\">ann2</th>" in html and "2 Full" in html and "differs" in html
+        assert '<th scope="col">ann2</th>' in html and "2 Full" in html and "differs" in html
         assert "5 s on item" in html and "suggestion visible" in html and "suggestion hidden" in html
 
     def test_judges_suggestions_and_failures_show_with_raw_output(self, judged, client):

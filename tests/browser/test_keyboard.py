@@ -131,7 +131,10 @@ def test_an_incomplete_copa_answer_is_named_in_the_page_and_the_next_key_scores_
     page.keyboard.press("1")  # two of six factors
     page.keyboard.press("Enter")
     errors = page.wait_for_selector("#form-errors")
-    assert "Schema Consistency (SC)" in errors.inner_text() and "Affective and Motivational Resonance (AMR)" in errors.inner_text()
+    assert (
+        "Schema Consistency (SC)" in errors.inner_text()
+        and "Affective and Motivational Resonance (AMR)" in errors.inner_text()
+    )
     assert "Cognitive Trust" not in errors.inner_text() and posts == [] and not Annotation.objects.exists()
     assert page.evaluate(FOCUSED_ROW) == "SC"  # focus went to the first missing row, not the message
     page.keyboard.press("0")  # the very next key changes the form
@@ -166,7 +169,9 @@ def test_after_the_server_refuses_an_answer_the_keys_still_work(page, live_serve
     assert page.locator("input[name=SC][value='1']").is_checked()
 
 
-def test_an_empty_skip_reason_is_asked_for_and_typing_goes_into_the_reason(page, live_server, sign_in, one_item_project):
+def test_an_empty_skip_reason_is_asked_for_and_typing_goes_into_the_reason(
+    page, live_server, sign_in, one_item_project
+):
     project = one_item_project("copa_likert")
     sign_in(page, "ann1")
     open_workspace(page, live_server, project)

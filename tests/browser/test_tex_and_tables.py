@@ -31,7 +31,9 @@ def tex_study(make_project, make_user):
     answer, an expert and a researcher."""
     project = make_project("copa_likert", overlap=3, guidelines=GUIDELINES, title="TeX study")
     item, _ = (
-        Item.objects.create(project=project, external_id=f"tex-{n}", payload={**COPA.example_payload(), "question": QUESTION})
+        Item.objects.create(
+            project=project, external_id=f"tex-{n}", payload={**COPA.example_payload(), "question": QUESTION}
+        )
         for n in (1, 2)
     )
     membership_add(project=project, user=make_user("res"), role=Role.RESEARCHER)
