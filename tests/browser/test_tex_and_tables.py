@@ -54,12 +54,15 @@ def tex_study(make_project, make_user):
 
 
 def look(page, name: str) -> None:
-    """Pictures at both widths, for a person to look through."""
+    """Pictures at both widths, for a person to look through; at each, nothing wider than the window
+    and no word broken inside a table cell (a table too wide scrolls)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     for width, height in ((1366, 800), (390, 844)):
         page.set_viewport_size({"width": width, "height": height})
         page.wait_for_timeout(50)
         page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+        wider = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert (wider, broken_words(page)) == (0, []), f"{name} at {width} px"
     page.set_viewport_size({"width": 1366, "height": 800})
 
 
