@@ -67,6 +67,16 @@
     });
     box.appendChild(title);
     box.appendChild(list);
+    return box;
+  }
+
+  // The message and the control it asks for come into view together where the window allows it.
+  function focusProblem(box, target) {
+    box.scrollIntoView({ block: "nearest" });
+    var rect = target.getBoundingClientRect();
+    var inView = rect.top >= 0 && rect.bottom <= window.innerHeight;
+    target.focus({ preventScroll: inView });
+    if (!inView) target.scrollIntoView({ block: "nearest" }); // already focused: focus() alone would not scroll
   }
 
   // Before anything is sent (htmx or a plain POST): capture runs ahead of htmx's own submit listener.
@@ -78,8 +88,7 @@
     if (!problems.length) return;
     event.preventDefault();
     event.stopPropagation();
-    showProblems(submitted, problems);
-    problems[0].focus.focus();
+    focusProblem(showProblems(submitted, problems), problems[0].focus);
   }, true);
 
   // Focus lands on the first control without scrolling: the item's text stays at the top of the page,
@@ -98,8 +107,7 @@
     var reason = document.getElementById("skip-reason");
     var missing = problemsOf(answer);
     var next = (lastSubmitted === "skip" && reason) || (missing.length && missing[0].focus) || firstControl(answer) || errors;
-    errors.scrollIntoView({ block: "nearest" });
-    next.focus();
+    focusProblem(errors, next);
   }
 
   document.addEventListener("keydown", function (event) {
