@@ -366,7 +366,6 @@ class RaterAnswer:
     value: dict
     versions: list[Version]
     assignment: Assignment | None = None
-    form: dict = field(default_factory=dict)
 
     @property
     def latest(self) -> Version:
@@ -388,7 +387,6 @@ class ItemDetail:
 
 def item_detail(*, project: Project, item: Item) -> ItemDetail:
     """Everything the item page shows from this layer: three queries, however many raters."""
-    kind = project.task_kind
     by_rater: dict[str, RaterAnswer] = {}
     for annotation in Annotation.objects.filter(item=item).order_by("rater", "version"):
         version = Version(
@@ -411,8 +409,6 @@ def item_detail(*, project: Project, item: Item) -> ItemDetail:
             answer.assignment = assignment
         else:
             others.append(assignment)
-    for answer in by_rater.values():
-        answer.form = kind.form_context(payload=item.payload, value=answer.value, peers=[])
     row = ItemRow(item=item, raters=len(by_rater))
     return ItemDetail(item=item, answers=list(by_rater.values()), open_or_skipped=others, status=_status(row, project))
 

@@ -15,6 +15,7 @@ from annotation.access import project_access
 from annotation.item_browser import SEARCH_MAX_CHARS, filter_choices, item_detail, item_page, project_item
 from annotation.models import Project, Role
 from annotation.panels import item_panels
+from annotation.value_grid import value_grid
 
 BROWSERS = {Role.RESEARCHER, Role.EXPERT}
 NOT_A_BROWSER = "Only the project's researchers and experts browse its items."
@@ -81,6 +82,7 @@ def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpRespons
     if item is None:
         raise Http404("No such item in this project.")
     kind = project.task_kind
+    detail = item_detail(project=project, item=item)
     context = {
         "project": project,
         "kind": kind,
@@ -89,7 +91,9 @@ def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpRespons
         "payload": kind.rater_payload(item.payload, revealed=project.revealed_fields),
         "blank_form": kind.form_context(payload=item.payload, value=None, peers=[]),
         "hidden": kind.hidden_values(item.payload),
-        "detail": item_detail(project=project, item=item),
+        "detail": detail,
+        # Each rater's latest answer as the kind reads it, side by side (not a copy of the form per rater).
+        "grid": value_grid(kind=kind, payload=item.payload, columns=[(a.rater, a.value) for a in detail.answers]),
         "panels": item_panels(project=project, item=item, user=request.user, roles=roles),
     }
     return render(request, "annotation/item_detail.html", context)

@@ -1,12 +1,14 @@
 """The item page's judge panel (registered in JudgesConfig.ready()): each judge's latest suggestion for
-the item, shown in the kind's own form, or its failure with the reason and the raw output."""
+the item, as the kind reads a value (a line per judgement), or its failure with the reason and the raw output."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.kinds.base import ValueLine
 from annotation.models import Item, Project
+from annotation.value_grid import value_lines
 from judges.models import Suggestion
 
 #: Raw model output shown on the page, at most (the rest stays in the database and the API).
@@ -16,8 +18,8 @@ RAW_OUTPUT_CHARS = 20_000
 @dataclass(frozen=True)
 class ShownSuggestion:
     suggestion: Suggestion
-    #: The kind's form context for the value (empty for a failure, or a value the kind no longer accepts).
-    form: dict
+    #: The value as the kind reads it (empty for a failure, or a value the kind no longer accepts).
+    lines: list[ValueLine]
     problems: list[str]
     raw_output: str
     raw_truncated: bool
@@ -32,19 +34,19 @@ def suggestions_panel(*, project: Project, item: Item, user: Any, roles: set[str
         latest.setdefault(suggestion.judge_id, suggestion)
     shown = []
     for suggestion in sorted(latest.values(), key=lambda s: (s.judge.name, s.judge_id)):
-        problems, form = [], {}
+        problems, lines = [], []
         if suggestion.status == Suggestion.Status.OK:
             problems = [str(p) for p in kind.check_value(suggestion.value, payload=item.payload)]
             if not problems:
-                form = kind.form_context(payload=item.payload, value=suggestion.value, peers=[])
+                lines = value_lines(kind=kind, value=suggestion.value, payload=item.payload)
         raw = suggestion.raw_output or ""
         shown.append(
             ShownSuggestion(
                 suggestion=suggestion,
-                form=form,
+                lines=lines,
                 problems=problems,
                 raw_output=raw[:RAW_OUTPUT_CHARS],
                 raw_truncated=len(raw) > RAW_OUTPUT_CHARS,
             )
         )
-    return {"suggestions": shown, "kind": kind, "payload": item.payload}
+    return {"suggestions": shown, "kind": kind}

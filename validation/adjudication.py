@@ -11,7 +11,6 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from annotation.kinds import TaskKind
-from annotation.kinds.base import ValueLine
 
 NOT_UNANIMOUS = "raters are not unanimous"
 LLM_DIFFERS = "the human majority differs from the LLM evaluator"
@@ -92,53 +91,3 @@ def _ordinal_gaps(kind: TaskKind, payload: dict, people: list[dict], distance: i
                 ORDINAL_GAP.format(dimension=name, gap=f"{gap:g}", low=f"{min(found):g}", high=f"{max(found):g}")
             )
     return reasons
-
-
-@dataclass(frozen=True)
-class GridRow:
-    """One judgement across the compared values: its label, each column's answer, and whether they differ."""
-
-    label: str
-    cells: tuple[str, ...]
-    differs: bool
-    free_text: bool
-
-
-@dataclass(frozen=True)
-class ValueGrid:
-    """Values side by side: a column per rater (and the LLM), a row per judgement (a CoPA factor,
-    an intent's expressed/core, an MCQ option)."""
-
-    columns: tuple[str, ...]
-    rows: tuple[GridRow, ...]
-
-    @property
-    def n_differing(self) -> int:
-        return sum(row.differs for row in self.rows)
-
-
-NOT_ANSWERED = "—"
-
-
-def _lines(kind: TaskKind, value: dict, payload: dict) -> list[ValueLine]:
-    try:
-        return kind.value_lines(value, payload)
-    except (KeyError, TypeError, ValueError, IndexError):
-        # A value from before a schema change: show it as stored rather than fail the page.
-        return [ValueLine("value", "Value as stored", str(value))]
-
-
-def value_grid(*, kind: TaskKind, payload: dict, columns: list[tuple[str, dict]]) -> ValueGrid:
-    """Lay out ``(column name, value)`` pairs as the kind reads them, marking rows whose answers differ
-    (free text never counts as a difference; a judgement one column lacks does)."""
-    per_column = [{line.key: line for line in _lines(kind, value, payload)} for _, value in columns]
-    keys: dict[str, ValueLine] = {}
-    for lines in per_column:
-        for key, line in lines.items():
-            keys.setdefault(key, line)
-    rows = []
-    for key, first in keys.items():
-        cells = tuple(lines[key].text if key in lines else NOT_ANSWERED for lines in per_column)
-        differs = not first.free_text and len(set(cells)) > 1
-        rows.append(GridRow(first.label, cells, differs, first.free_text))
-    return ValueGrid(columns=tuple(name for name, _ in columns), rows=tuple(rows))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,14 +14,26 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import project_access
 from annotation.errors import ValidationFailed
 from annotation.models import Item, Project, Role
-from validation.adjudication import value_grid
+from annotation.value_grid import value_grid
 from validation.exports import FORMATS
-from validation.goldset import SHAPES, adjudication_lists, adjudication_record, export_gold, gold_summary, item_state
+from validation.goldset import (
+    SHAPES,
+    adjudication_lists,
+    adjudication_next,
+    adjudication_record,
+    export_gold,
+    gold_summary,
+    item_judge_answer,
+    item_state,
+)
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 NOT_A_DECIDER = "Only the project's experts and researchers adjudicate."
-#: The column name and ``?take=`` value of the LLM evaluator's answer (a rater's is their username).
-LLM_COLUMN, TAKE_LLM = "LLM evaluator", "llm"
+#: The column name and ``?take=`` value of the judge's answer (a rater's is their username); a baseline
+#: judge is never called an LLM.
+LLM_COLUMN, BASELINE_COLUMN, TAKE_LLM = "LLM evaluator", "Baseline judge", "llm"
+DECIDED_NEXT = "Decision on {done} recorded. Next item waiting for an expert: {next}."
+DECIDED_LAST = "Decision on {done} recorded. Nothing else waits for an expert."
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
@@ -60,12 +73,15 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         except ValidationFailed as exc:
             errors = exc.errors
         else:
-            return redirect("adjudication_list", slug=project.slug)
+            return _after_decision(request, project, item)
     state = item_state(project=project, item=item)
     columns = sorted(state.gold.raters.items())
     takes = [rater for rater, _ in columns]
-    if state.judge_value is not None:
-        columns.append((LLM_COLUMN, state.judge_value))
+    # The judge's answer sits beside the raters' whenever a run has one (this page is for deciders only).
+    judged = item_judge_answer(project=project, item=item)
+    judge_column = (BASELINE_COLUMN if judged.judge.is_baseline else LLM_COLUMN) if judged else None
+    if judged is not None:
+        columns.append((judge_column, judged.value))
         takes.append(TAKE_LLM)
     # "Take this answer" is a plain link: the chosen column's value pre-fills the decision form.
     taken = request.GET.get("take", "") if request.method == "GET" else ""
@@ -81,11 +97,23 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         "value": shown,
         "grid": value_grid(kind=kind, payload=item.payload, columns=columns),
         "takes": takes,
-        "taken": (LLM_COLUMN if taken == TAKE_LLM else taken) if prefill is not None else None,
+        "taken": (judge_column if taken == TAKE_LLM else taken) if prefill is not None else None,
+        "judge_column": judge_column,
+        "machine_columns": [judge_column] if judge_column else [],
         "form": kind.form_context(payload=item.payload, value=shown, peers=[]),
         "hidden": kind.hidden_values(item.payload),
     }
     return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
+
+
+def _after_decision(request: HttpRequest, project: Project, item: Item) -> HttpResponse:
+    """On to the next item an expert should decide, or back to the list when none is left."""
+    following = adjudication_next(project=project, after_pk=item.pk)
+    if following is None:
+        messages.success(request, DECIDED_LAST.format(done=item.external_id))
+        return redirect("adjudication_list", slug=project.slug)
+    messages.success(request, DECIDED_NEXT.format(done=item.external_id, next=following.item.external_id))
+    return redirect("adjudication_item", slug=project.slug, item_id=following.item.pk)
 
 
 @login_required

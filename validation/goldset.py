@@ -25,6 +25,7 @@ from annotation.errors import FieldError, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.models import Annotation, Item, Project
 from annotation.sql import json_column
+from judges.models import Judge, Suggestion
 from judges.selectors import runs_for_project, suggestion_values
 from validation.adjudication import AdjudicationRules, item_disagreements, required_raters
 from validation.exports import WRITERS, write_csv
@@ -335,6 +336,42 @@ def item_state(*, project: Project, item: Item) -> ItemState:
     )
     reasons = item_disagreements(kind=kind, payload=item.payload, values=raters, rules=rules, judge_value=judged)
     return ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged)
+
+
+def adjudication_next(*, project: Project, after_pk: int) -> ItemState | None:
+    """The item an expert decides next: the first waiting for an expert after ``after_pk`` in item
+    order, else the first before it (the queue wraps round); None when nothing waits."""
+    earlier = None
+    for state in project_items_state(project=project):
+        if not state.needs_expert or state.item.pk == after_pk:
+            continue
+        if state.item.pk > after_pk:
+            return state
+        earlier = earlier or state
+    return earlier
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The latest judge run's answer on one item, with the judge that gave it."""
+
+    judge: Judge
+    value: dict
+
+
+def item_judge_answer(*, project: Project, item: Item) -> JudgeAnswer | None:
+    """What the project's latest judge run said about this item (the evaluator raters are checked
+    against), whatever the adjudication rules; None without a run or an OK answer. Two queries."""
+    run = runs_for_project(project=project).first()
+    if run is None:
+        return None
+    found = (
+        Suggestion.objects.filter(judge_id=run.judge_id, item=item, status=Suggestion.Status.OK)
+        .order_by("-updated_at", "-id")
+        .values_list("value", flat=True)
+        .first()
+    )
+    return JudgeAnswer(judge=run.judge, value=found) if found is not None else None
 
 
 def adjudication_record(*, project: Project, item: Item, expert, value: dict, note: str = "") -> Adjudication:

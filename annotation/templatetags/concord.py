@@ -21,14 +21,6 @@ ALLOWED_TAGS = {
 }  # fmt: skip
 
 
-@register.filter
-def markdown_safe(text: str) -> str:
-    """Markdown to HTML with anything executable removed (guidelines are written by researchers,
-    but a shared project must not let one person's text run script in another's browser)."""
-    html = markdown_lib.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
-    return mark_safe(nh3.clean(html, tags=ALLOWED_TAGS, link_rel="noopener noreferrer nofollow"))  # noqa: S308
-
-
 # -- item text: Markdown and TeX, as question-and-answer sites show them --------------------------
 
 # Item text may carry a little more than guidelines; never images (a page must not fetch what an item names).
@@ -43,6 +35,8 @@ TEXT_PARTS = re.compile(
 # Text without any of these is plain: escaped and broken into paragraphs without running Markdown.
 MARKUP = re.compile(r"[\\`*_#\[\]<>|&$~]|^\s*(?:[-+=]|\d+[.)])(?:\s|$)", re.MULTILINE)
 MATH_SPAN = '<span class="math math-{}" data-math>{}</span>'
+ITEM_EXTENSIONS = ["tables", "fenced_code", "sane_lists", "nl2br"]
+GUIDELINE_EXTENSIONS = ["tables", "fenced_code", "sane_lists"]
 ITEM_TEXT_CACHE = 4096
 
 
@@ -63,11 +57,13 @@ def item_text(text) -> str:
 _local = threading.local()
 
 
-def _item_markdown() -> markdown_lib.Markdown:
-    """One converter per thread, reset before each use: building one costs more than converting an item."""
-    if not hasattr(_local, "markdown"):
-        _local.markdown = markdown_lib.Markdown(extensions=["tables", "fenced_code", "sane_lists", "nl2br"])
-    return _local.markdown
+def _converter(name: str, extensions: list[str]) -> markdown_lib.Markdown:
+    """One converter per thread and use, reset before each use: building one costs more than converting an item."""
+    converter = getattr(_local, name, None)
+    if converter is None:
+        converter = markdown_lib.Markdown(extensions=extensions)
+        setattr(_local, name, converter)
+    return converter.reset()
 
 
 @functools.lru_cache(maxsize=ITEM_TEXT_CACHE)  # an item is shown to k annotators, and again on each error
@@ -75,22 +71,23 @@ def _item_text(text: str) -> str:
     if not MARKUP.search(text):
         paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
         return "".join(f"<p>{escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+    return _markdown_with_math(text, _converter("item", ITEM_EXTENSIONS), ITEM_TAGS)
+
+
+def _markdown_with_math(text: str, converter: markdown_lib.Markdown, tags: set[str]) -> str:
+    """Markdown made safe by nh3, with each TeX formula kept out of Markdown's way and put back as a
+    math span (see item_text)."""
     nonce = secrets.token_hex(6)
     maths: list[tuple[str, str]] = []
 
     def protect(match: re.Match) -> str:
         if match.group("code"):
             return match.group(0)
-        display = match.group("display") is not None
-        source = match.group(0)
-        body = source[2:-2]
-        if not display and source.startswith("$"):
-            body = source[1:-1]
-        maths.append((MATH_SPAN.format("display" if display else "inline", escape(body)), escape(source)))
+        maths.append((_math_span(match), escape(match.group(0))))
         return f"KTX{nonce}N{len(maths) - 1}X"
 
-    html = _item_markdown().reset().convert(TEXT_PARTS.sub(protect, text))
-    html = nh3.clean(html, tags=ITEM_TAGS, link_rel="noopener noreferrer nofollow")
+    html = converter.convert(TEXT_PARTS.sub(protect, text))
+    html = nh3.clean(html, tags=tags, link_rel="noopener noreferrer nofollow")
     placeholder = re.compile(f"KTX{nonce}N(\\d+)X")
     # Math becomes a span only in text; inside a tag (a link's address) it goes back as the escaped source.
     out = []
@@ -98,6 +95,42 @@ def _item_text(text: str) -> str:
         which = 1 if part.startswith("<") else 0
         out.append(placeholder.sub(lambda m, which=which: maths[int(m.group(1))][which], part))
     return "".join(out)
+
+
+def _math_span(match: re.Match) -> str:
+    """The span math.js typesets, holding the formula's escaped source without its delimiters."""
+    display = match.group("display") is not None
+    source = match.group(0)
+    body = source[1:-1] if not display and source.startswith("$") else source[2:-2]
+    return MATH_SPAN.format("display" if display else "inline", escape(body))
+
+
+@register.filter
+def markdown_safe(text: str) -> str:
+    """Guidelines: Markdown to HTML with anything executable removed (guidelines are written by
+    researchers, but a shared project must not let one person's text run script in another's
+    browser), and TeX left for KaTeX as in item text."""
+    if not text:
+        return mark_safe("")
+    html = _markdown_with_math(text, _converter("guidelines", GUIDELINE_EXTENSIONS), ALLOWED_TAGS)
+    return mark_safe(html)  # noqa: S308 - sanitised by nh3; math spans hold escaped text
+
+
+@register.filter
+def math_text(text) -> str:
+    """A short plain text (an answer, an option, a table cell) escaped, its line breaks kept and its
+    TeX left for KaTeX; no Markdown, so a value reads exactly as it was stored."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    out, last = [], 0
+    for match in TEXT_PARTS.finditer(text):
+        if match.group("code"):
+            continue
+        out.append(escape(text[last : match.start()]))
+        out.append(_math_span(match))
+        last = match.end()
+    out.append(escape(text[last:]))
+    return mark_safe("".join(out).replace("\n", "<br>"))  # noqa: S308 - every part is escaped
 
 
 # -- answers as a short line (history) ----------------------------------------------------------

@@ -253,23 +253,29 @@ class ItemPageTests:
         )  # fmt: skip
         return project, people, item
 
-    def test_each_rater_latest_answer_is_rendered_in_the_kinds_form(self, judged, client):
+    def test_each_rater_latest_answer_reads_as_compact_values_side_by_side(self, judged, client):
         project, people, item = judged
         client.force_login(people["exp"])
         response = client.get(reverse("item_page", args=[project.slug, item.pk]))
         detail = response.context["detail"]
         assert [(a.rater, a.latest.version, len(a.versions)) for a in detail.answers] == [("ann", 2, 2), ("ann2", 1, 1)]
+        grid = response.context["grid"]
+        assert grid.columns == ("ann", "ann2")
+        rows = {row.label: row for row in grid.rows}
+        assert rows["Cognitive Trust"].cells == ("2 Full", "1 Partial") and rows["Cognitive Trust"].differs
         html = response.content.decode()
-        assert 'aria-label="Answer of ann"' in html and '"scores"' not in html  # a form, not JSON
-        ann_form = html.split('aria-label="Answer of ann"')[1].split("</form>")[0]
-        assert '<input type="radio" name="CT" value="2" checked>' in ann_form
+        assert '"scores"' not in html  # values as the kind reads them, not JSON
+        # One copy of the form (the item as annotators see it), none per rater or per suggestion.
+        assert html.count("<fieldset disabled>") == 1 and 'aria-label="Answer of ann"' not in html
+        assert '<th scope="col">ann2</th>' in html and "2 Full" in html and "differs" in html
         assert "5 s on item" in html and "suggestion visible" in html and "suggestion hidden" in html
 
     def test_judges_suggestions_and_failures_show_with_raw_output(self, judged, client):
         project, people, item = judged
         client.force_login(people["res"])
         html = client.get(reverse("item_page", args=[project.slug, item.pk])).content.decode()
-        assert 'aria-label="Suggestion of evaluator"' in html
+        suggestion = html.split('aria-label="Suggestion of evaluator"')[1].split("</dl>")[0]
+        assert "<dt>Cognitive Trust</dt><dd>2 Full</dd>" in suggestion
         assert "output is not JSON" in html and "Sure! Here are the scores: CT=2" in html
 
     def test_the_gold_panel_links_to_adjudication(self, judged, client):

@@ -209,6 +209,21 @@ class GuidelinesPreviewTests:
         assert "<h2>Rules</h2>" in html and "<strong>bold</strong>" in html
         assert "<script" not in html and "onclick" not in html
 
+    def test_preview_leaves_tex_for_katex(self, client, team):
+        _, people = team
+        text = "Use $\\mathrm{Var}(X+Y)$ for spread; prices like $5 and $10 stay text."
+        html = client_as(client, people, "creator").post(reverse("project_new_preview"), {"guidelines": text})
+        assert '<span class="math math-inline" data-math>\\mathrm{Var}(X+Y)</span>' in html.content.decode()
+        assert "$5 and $10" in html.content.decode()
+
+    def test_settings_page_previews_the_saved_guidelines(self, client, team):
+        project, people = team
+        project_update(project=project, guidelines="Score **carefully**: $x_1$ first.")
+        html = client_as(client, people, "researcher").get(reverse("project_settings", args=["pilot"])).content.decode()
+        preview = html.split('id="guidelines-preview"')[1].split("</section>")[0]
+        assert "Nothing written yet" not in preview and "<strong>carefully</strong>" in preview
+        assert "data-math>x_1</span>" in preview and "/static/vendor/katex/katex.min.js" in html
+
     def test_preview_refuses_text_over_the_cap(self, client, team):
         _, people = team
         response = client_as(client, people, "creator").post(

@@ -2,8 +2,9 @@
 
 Signs in as each demo role, starts from the home page and follows every same-origin link it finds.
 A page fails on an HTTP 4xx/5xx (its own or any request it makes), a console error, an uncaught
-exception, a loading indicator still there after 10 s, or a page wider than the window at 1366 px or
-390 px. Downloads are fetched and only their status checked. Each page is saved as a screenshot under
+exception, a loading indicator still there after 10 s, a page wider than the window at 1366 px or
+390 px, TeX left untypeset (item text and guidelines carry it), or a table cell that breaks a word
+across lines at 1366 px. Downloads are fetched and only their status checked. Each page is saved as a screenshot under
 ``test-artifacts/every-page/`` so a person can look through them.
 
 URLs are deduplicated by pattern (numbers in the path and query values ignored) so the walk stays
@@ -29,6 +30,7 @@ from judges.prompting import prompts_for
 from judges.services import judge_get_or_create, judge_run_start
 from judges.tasks import run_dispatch
 from tests.browser.conftest import ARTIFACTS
+from tests.browser.layout import broken_words, untypeset_math
 from tests.validation.conftest import annotate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -141,6 +143,8 @@ def visit(page, walk: Walk, role: str, url: str) -> list[tuple[str, bool]]:
         page.wait_for_function(f"() => !document.querySelector({LOADING!r})", timeout=SPINNER_TIMEOUT_MS)
     except Exception:  # noqa: BLE001 - Playwright's timeout: report it as a finding, keep walking
         walk.fail(role, url, "still loading after 10 s")
+    if untypeset := untypeset_math(page):
+        walk.fail(role, url, f"TeX left untypeset: {untypeset}")
     name = re.sub(r"[^A-Za-z0-9]+", "-", urlsplit(url).path + "-" + urlsplit(url).query).strip("-") or "home"
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
@@ -149,6 +153,8 @@ def visit(page, walk: Walk, role: str, url: str) -> list[tuple[str, bool]]:
         if wide > 0:
             culprit = page.evaluate(WIDEST_ELEMENTS, width)
             walk.fail(role, url, f"wider than the window at {width} px by {wide} px ({culprit})")
+        if width == WIDTHS[0] and (broken := broken_words(page)):
+            walk.fail(role, url, f"table cells break words at {width} px: {broken}")
         page.screenshot(path=str(SHOTS / f"{role}-{name}-{width}.png"), full_page=True)
     for error in errors:
         walk.fail(role, url, error)

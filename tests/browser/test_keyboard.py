@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.kinds import get_kind
-from annotation.models import Annotation, Role
+from annotation.models import Annotation, Assignment, Role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -106,3 +106,95 @@ def test_second_annotator_sees_a_blank_form(page, live_server, sign_in, one_item
     open_workspace(page, live_server, project)
     assert page.locator("input[type=radio]:checked").count() == 0
     assert "Machine suggestion" not in page.content()
+
+
+# -- after a validation error, the next key still answers ------------------------------------------
+
+FOCUSED_ROW = "document.activeElement.closest('[data-row]') && document.activeElement.closest('[data-row]').dataset.row"
+
+
+def watch_posts(page) -> list[int]:
+    """Statuses of the form posts the page sends (to tell a check in the page from a server round trip)."""
+    statuses: list[int] = []
+    page.on("response", lambda r: statuses.append(r.status) if r.request.method == "POST" else None)
+    return statuses
+
+
+def test_an_incomplete_copa_answer_is_named_in_the_page_and_the_next_key_scores_the_first_missing_row(
+    page, live_server, sign_in, one_item_project
+):
+    project = one_item_project("copa_likert")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    posts = watch_posts(page)
+    page.keyboard.press("2")
+    page.keyboard.press("1")  # two of six factors
+    page.keyboard.press("Enter")
+    errors = page.wait_for_selector("#form-errors")
+    assert (
+        "Schema Consistency (SC)" in errors.inner_text()
+        and "Affective and Motivational Resonance (AMR)" in errors.inner_text()
+    )
+    assert "Cognitive Trust" not in errors.inner_text() and posts == [] and not Annotation.objects.exists()
+    assert page.evaluate(FOCUSED_ROW) == "SC"  # focus went to the first missing row, not the message
+    page.keyboard.press("0")  # the very next key changes the form
+    assert page.locator("input[name=SC][value='0']").is_checked()
+    for key in "122":
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    finished(page)
+    assert stored_value() == {"scores": {"CT": 2, "SA": 1, "SC": 0, "CLM": 1, "MS": 2, "AMR": 2}}
+
+
+def test_after_the_server_refuses_an_answer_the_keys_still_work(page, live_server, sign_in, one_item_project):
+    project = one_item_project("copa_likert")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    posts = watch_posts(page)
+    # The page's own check lets this one answer through (as an older copy of the page would), and is
+    # back before the server's answer is swapped in: the server's check stays, and refuses it.
+    page.evaluate(
+        "() => { const saved = window.Concord.checkHandlers.splice(0);"
+        " document.body.addEventListener('htmx:beforeSwap',"
+        " () => window.Concord.checkHandlers.push(...saved), { once: true }); }"
+    )
+    page.keyboard.press("2")
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#form-errors")
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('[data-row]')")
+    assert posts == [422] and not Annotation.objects.exists()
+    assert page.evaluate(FOCUSED_ROW) == "SC"
+    page.keyboard.press("1")
+    assert page.locator("input[name=SC][value='1']").is_checked()
+
+
+def test_an_empty_skip_reason_is_asked_for_and_typing_goes_into_the_reason(
+    page, live_server, sign_in, one_item_project
+):
+    project = one_item_project("copa_likert")
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    posts = watch_posts(page)
+    page.keyboard.press("Alt+s")
+    page.keyboard.press("Enter")  # no reason yet
+    assert "Say why you skip this item." in page.wait_for_selector("#skip-errors").inner_text()
+    assert posts == [] and page.evaluate("document.activeElement.id") == "skip-reason"
+    page.keyboard.type("Not in English")
+    page.keyboard.press("Enter")
+    finished(page)
+    assert Assignment.objects.get().skip_reason == "Not in English"
+
+
+def test_a_fail_verdict_without_a_reason_focuses_the_reasons(page, live_server, sign_in, one_item_project):
+    project = one_item_project("rationale_inspection", role=Role.EXPERT)
+    sign_in(page, "ann1")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("f")
+    page.keyboard.press("Control+Enter")
+    assert "at least one failure category" in page.wait_for_selector("#form-errors").inner_text()
+    assert page.evaluate("document.activeElement.name") == "failure_categories"
+    page.keyboard.press("2")
+    page.keyboard.press("Control+Enter")
+    finished(page)
+    assert stored_value() == {"verdict": 0, "failure_categories": ["theoretical_error"]}

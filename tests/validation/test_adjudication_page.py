@@ -2,15 +2,21 @@
 marks where they differ, and "take this answer" fills the decision form with one rater's value."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.kinds import get_kind
 from annotation.models import Role
 from annotation.services import membership_add
+from annotation.value_grid import value_grid
+from judges.models import JudgeRun, Suggestion
+from judges.services import judge_get_or_create
 from tests.validation.conftest import add_items, annotate, copa_value
-from validation.adjudication import value_grid
+from validation.adjudication_views import DECIDED_LAST, DECIDED_NEXT, LLM_COLUMN, TAKE_LLM
+from validation.goldset import project_rules
 
 pytestmark = pytest.mark.django_db
+User = get_user_model()
 COPA = get_kind("copa_likert")
 MCQ = get_kind("intent_mcq")
 
@@ -86,3 +92,76 @@ class AdjudicationPageTests:
         )
         assert response.status_code == 200 and response.context["taken"] is None
         assert not any(o["checked"] for o in response.context["form"]["options"])
+
+
+def copa_form(score: int) -> dict[str, str]:
+    return {code: str(score) for code in copa_value(score)["scores"]}
+
+
+class AfterDecisionTests:
+    def test_recording_a_decision_opens_the_next_disputed_item(self, make_project, expert_client):
+        project = make_project("copa_likert", slug="copa-next", overlap=2)
+        items = add_items(project, ["d1", "agreed", "d2", "d3"])
+        for name in ("d1", "d2", "d3"):
+            annotate(project, items[name], "ann1", copa_value(0))
+            annotate(project, items[name], "ann2", copa_value(2))
+        annotate(project, items["agreed"], "ann1", copa_value(1))
+        annotate(project, items["agreed"], "ann2", copa_value(1))
+        client = expert_client(project)
+        response = client.post(reverse("adjudication_item", args=[project.slug, items["d2"].pk]), copa_form(1))
+        # After d2 comes d3 (the agreed item never waits for an expert) ...
+        assert response.status_code == 302
+        assert response["Location"] == reverse("adjudication_item", args=[project.slug, items["d3"].pk])
+        page = client.get(response["Location"]).content.decode()
+        assert DECIDED_NEXT.format(done="d2", next="d3") in page
+        # ... then the queue wraps round to d1, and after the last one it is back to the list.
+        response = client.post(reverse("adjudication_item", args=[project.slug, items["d3"].pk]), copa_form(1))
+        assert response["Location"] == reverse("adjudication_item", args=[project.slug, items["d1"].pk])
+        response = client.post(reverse("adjudication_item", args=[project.slug, items["d1"].pk]), copa_form(1))
+        assert response["Location"] == reverse("adjudication_list", args=[project.slug])
+        assert DECIDED_LAST.format(done="d1") in client.get(response["Location"]).content.decode()
+
+
+class JudgeColumnTests:
+    @pytest.fixture
+    def judged(self, make_project):
+        """Two raters who differ, and an LLM run on the item; the project's rules leave the judge out of
+        the queue (no llm_majority), so only the page's column shows it."""
+        project = make_project("copa_likert", slug="copa-judged", overlap=2)
+        item = add_items(project, ["j1"])["j1"]
+        annotate(project, item, "ann1", copa_value(0))
+        annotate(project, item, "ann2", copa_value(2))
+        judge, _ = judge_get_or_create(project=project, backend="openai", model="test-llm-7b", name="evaluator")
+        run = JudgeRun.objects.create(judge=judge, project=project, status=JudgeRun.Status.COMPLETED)
+        Suggestion.objects.create(
+            judge=judge, run=run, item=item, prompt_sha256="a" * 64, status="ok",
+            value={"scores": {**copa_value(1)["scores"], "AMR": 0}},
+        )  # fmt: skip
+        return project, item
+
+    def test_the_judges_answer_stands_beside_the_raters_when_a_run_exists(self, judged, expert_client):
+        project, item = judged
+        assert not project_rules(project).llm_majority
+        response = expert_client(project).get(reverse("adjudication_item", args=[project.slug, item.pk]))
+        grid = response.context["grid"]
+        assert grid.columns == ("ann1", "ann2", LLM_COLUMN)
+        rows = {row.label: row.cells for row in grid.rows}
+        assert rows["Affective and Motivational Resonance"] == ("0 Mismatch", "2 Full", "0 Mismatch")
+        page = response.content.decode()
+        assert "and the LLM evaluator's" in page and "?take=llm" in page
+
+    def test_taking_the_judges_answer_fills_the_decision_form(self, judged, expert_client):
+        project, item = judged
+        response = expert_client(project).get(
+            reverse("adjudication_item", args=[project.slug, item.pk]), {"take": TAKE_LLM}
+        )
+        assert response.context["taken"] == LLM_COLUMN
+        assert {row["code"]: row["score"] for row in response.context["form"]["rows"]}["AMR"] == 0
+
+    def test_raters_never_get_the_page_nor_the_judges_answer(self, judged, client):
+        project, item = judged
+        rater = User.objects.create_user("ann1", password="pw-for-tests-1")
+        membership_add(project=project, user=rater, role=Role.ANNOTATOR)
+        client.force_login(rater)
+        response = client.get(reverse("adjudication_item", args=[project.slug, item.pk]))
+        assert response.status_code == 403 and "LLM evaluator" not in response.content.decode()

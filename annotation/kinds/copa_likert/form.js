@@ -1,5 +1,6 @@
 // CoPA six-factor form: 0-2 score the focused row and move to the next; Enter submits once all six are
-// set. Loaded after concord/workspace.js, which calls the handler for keys it does not take itself.
+// set (or, from a row, asks to: the page then names the rows still unscored and focuses the first).
+// Loaded after concord/workspace.js, which calls the handler for keys it does not take itself.
 (function () {
   "use strict";
 
@@ -18,9 +19,20 @@
     return rows.length > 0 && Array.prototype.every.call(rows, function (r) { return r.querySelector("input:checked"); });
   }
 
+  function unscored(form) {
+    return Array.prototype.filter.call(form.querySelectorAll("[data-row]"), function (r) { return !r.querySelector("input:checked"); });
+  }
+
   window.Concord.keys(function (event) {
     if (likertKey(event)) return true;
-    if (event.key === "Enter" && likertComplete()) { window.Concord.submit(); return true; }
+    if (event.key === "Enter" && (likertComplete() || event.target.closest("[data-row]"))) { window.Concord.submit(); return true; }
     return false;
+  });
+  // As the server words it: "Score Schema Consistency (SC) and Metacognitive Scaffolding (MS)."
+  window.Concord.check(function (form) {
+    var rows = unscored(form);
+    if (!rows.length) return [];
+    var names = rows.map(function (r) { return r.querySelector("legend strong").textContent + " (" + r.getAttribute("data-row") + ")"; });
+    return [{ message: "Score " + window.Concord.joinWords(names) + ".", focus: rows[0].querySelector("input") }];
   });
 })();

@@ -9,4 +9,9 @@
     box.focus();
     return true;
   });
+  window.Concord.check(function (form) {
+    var boxes = form.querySelectorAll(".mcq input[type=checkbox]");
+    if (!boxes.length || form.querySelector(".mcq input:checked")) return [];
+    return [{ message: "Options: choose at least one.", focus: boxes[0] }];
+  });
 })();

@@ -29,6 +29,19 @@
   }
 
   window.Concord.keys(yesNoKey);
+  // Every intent needs Expressed and Core ("Intent 2: choose Core."), as the server says it.
+  window.Concord.check(function (form) {
+    var found = [];
+    Array.prototype.forEach.call(form.querySelectorAll("[data-intent-row]"), function (row, index) {
+      var open = Array.prototype.filter.call(row.querySelectorAll("[data-question]"), function (q) {
+        return !q.querySelector("input:checked") && !q.querySelector("input").disabled;
+      });
+      if (!open.length) return;
+      var names = open.map(function (q) { return q.hasAttribute("data-core") ? "Core" : "Expressed"; });
+      found.push({ message: "Intent " + (index + 1) + ": choose " + window.Concord.joinWords(names) + ".", focus: open[0].querySelector("input") });
+    });
+    return found;
+  });
   window.Concord.ready(function () {
     Array.prototype.forEach.call(document.querySelectorAll("[data-intent-row]"), syncCore);
   });

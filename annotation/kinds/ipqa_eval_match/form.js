@@ -14,4 +14,9 @@
     (note || radio).focus();
     return true;
   });
+  window.Concord.check(function (form) {
+    var first = form.querySelector("[data-match] input");
+    if (!first || form.querySelector("[data-match] input:checked")) return [];
+    return [{ message: "Choose Match or no match.", focus: first }];
+  });
 })();

@@ -22,6 +22,18 @@
     });
   }
 
+  // The chosen action's box must be filled in (the statement's style is the server's to judge).
+  window.Concord.check(function (form) {
+    var chosen = form.querySelector("[data-action-choice] input:checked");
+    if (!chosen) return [];
+    var box = chosen.value === "write" ? form.querySelector("[data-statement]") : form.querySelector("#reason");
+    if (!box || box.value.trim()) return [];
+    var message = chosen.value === "write"
+      ? "Intent statement: write the intent statement, or choose “This label cannot be contextualized”."
+      : "Why it cannot be contextualized: say why this label cannot be contextualized.";
+    return [{ message: message, focus: box }];
+  });
+
   window.Concord.ready(function () {
     syncAction();
     var area = document.querySelector("[data-statement]");

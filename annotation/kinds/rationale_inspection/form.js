@@ -21,4 +21,13 @@
     }
     return false;
   });
+  window.Concord.check(function (form) {
+    var verdict = form.querySelector("input[name=verdict]:checked");
+    if (!verdict) return [{ message: "Choose Pass or Fail.", focus: form.querySelector("input[name=verdict]") }];
+    var reasons = form.querySelectorAll("[data-fail-reasons] input");
+    if (verdict.value === "0" && reasons.length && !form.querySelector("[data-fail-reasons] input:checked")) {
+      return [{ message: "Why it fails: a Fail verdict needs at least one failure category.", focus: reasons[0] }];
+    }
+    return [];
+  });
 })();
