@@ -32,6 +32,7 @@ from annotation.errors import FieldError, ImportRejected, ValidationFailed
 from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.panels import project_panels
+from annotation.post_redirect import post_only
 from annotation.selectors import (
     annotator_pace,
     annotator_progress,
@@ -96,7 +97,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("project_detail", "slug")
 def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _member_project(request, slug)
     _require_researcher(request, roles)
@@ -218,7 +219,7 @@ def _serve_next(request: HttpRequest, project: Project, roles: set[str], *, noti
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("workspace", "slug")
 def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
     assignment = _own_assignment(request, project, assignment_id)
@@ -278,7 +279,7 @@ def _after_edit(
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("workspace", "slug")
 def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
     assignment = _own_assignment(request, project, assignment_id)
@@ -333,7 +334,7 @@ def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("annotation_history", "slug")
 def assignment_unskip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """Answer a skipped item after all: it is reopened and served next, unless it no longer needs you."""
     project, _ = _annotator_project(request, slug)

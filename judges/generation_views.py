@@ -17,11 +17,11 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
 
 from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.errors import JudgeError
 from judges.generation.forms import GenerateForm
 from judges.generation.selectors import (
@@ -133,7 +133,7 @@ def generation_run_progress(request: HttpRequest, slug: str, run_id: int) -> Htt
 
 
 @login_required
-@require_POST
+@post_only("generation_run_detail", "slug", "run_id")
 def generation_run_cancel_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
     try:
@@ -144,7 +144,7 @@ def generation_run_cancel_view(request: HttpRequest, slug: str, run_id: int) -> 
 
 
 @login_required
-@require_POST
+@post_only("generation_run_detail", "slug", "run_id")
 def generation_run_resume_view(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
     try:

@@ -15,13 +15,13 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.errors import JudgeError, JudgeExists
 from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
@@ -76,7 +76,7 @@ def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form = JudgeForm(request.POST, project=project)
@@ -94,7 +94,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form = RunForm(request.POST, project=project)
@@ -115,7 +115,7 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def run_import(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form = RunImportForm(request.POST, request.FILES)
@@ -196,7 +196,7 @@ def run_progress_partial(request: HttpRequest, slug: str, run_id: int) -> HttpRe
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("judge_run_detail", "slug", "run_id")
 def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
     try:
@@ -207,7 +207,7 @@ def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("judge_run_detail", "slug", "run_id")
 def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
     try:

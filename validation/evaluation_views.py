@@ -17,10 +17,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from annotation.access import project_access
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.models import JudgeRun
 from validation.evaluations.base import MAX_RUNS, Evaluation, UnknownJudgeRun, WrongKind, render_evaluation
 from validation.evaluations.copa_report import CopaEvalParameters, copa_evaluation
@@ -177,7 +178,7 @@ class FreezeForm(forms.Form):
 
 
 @login_required
-@require_POST
+@post_only("evaluation", "slug", "name")
 def evaluation_freeze(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     project, roles = _project(request, slug, name)
     if Role.RESEARCHER not in roles and not request.user.is_superuser:
