@@ -197,7 +197,8 @@ class SkippedItemsTests:
         assignment_skip(assignment=skipped, reason="unsure")
         client.force_login(people["ann2"])
         assert client.post(url("assignment_unskip", project, skipped.pk)).status_code == 404
-        assert client.get(url("assignment_unskip", project, skipped.pk))["Location"] == url("annotation_history", project)
+        opened = client.get(url("assignment_unskip", project, skipped.pk))
+        assert opened["Location"] == url("annotation_history", project)
         assert Assignment.objects.get(pk=skipped.pk).status == Assignment.Status.SKIPPED
 
     def test_undo_after_a_skip_reopens_the_skipped_item_not_the_answer_before_it(self, client, team):
