@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
+from annotation.job_events import job_end_announced
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from judges.errors import JudgeError
@@ -128,8 +129,9 @@ def generation_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpR
 @login_required
 def generation_run_progress(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
-    context = {"project": project, "p": generation_progress(run=_run(project, run_id))}
-    return render(request, "judges/generate.html#generation-progress", context)
+    progress = generation_progress(run=_run(project, run_id))
+    response = render(request, "judges/generate.html#generation-progress", {"project": project, "p": progress})
+    return job_end_announced(request, response, ended=not progress.run.is_active)
 
 
 @login_required

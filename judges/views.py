@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from annotation.access import project_access
 from annotation.errors import ImportRejected, ValidationFailed
+from annotation.job_events import job_end_announced
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
 from annotation.models import Project, Role
@@ -191,8 +192,9 @@ def _said(kind: TaskKind, suggestion: Suggestion) -> list[ValueLine]:
 @login_required
 def run_progress_partial(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = _researcher_project(request, slug)
-    context = {"project": project, "p": run_progress(run=_run(project, run_id))}
-    return render(request, "judges/project_judges.html#run-progress", context)
+    progress = run_progress(run=_run(project, run_id))
+    response = render(request, "judges/project_judges.html#run-progress", {"project": project, "p": progress})
+    return job_end_announced(request, response, ended=not progress.run.is_active)
 
 
 @login_required
