@@ -26,7 +26,8 @@ class SetupStep:
     url: str
 
 
-StepFunction = Callable[[Project], SetupStep]
+#: A step for the project, or None where the step does not apply to it (nothing of its kind does it).
+StepFunction = Callable[[Project], SetupStep | None]
 _STEPS: dict[str, tuple[int, StepFunction]] = {}
 
 
@@ -36,7 +37,8 @@ def register_setup_step(*, key: str, order: int, step: StepFunction) -> None:
 
 
 def setup_checklist(*, project: Project) -> list[SetupStep]:
-    return [step(project) for _order, step in sorted(_STEPS.values(), key=lambda entry: entry[0])]
+    steps = (step(project) for _order, step in sorted(_STEPS.values(), key=lambda entry: entry[0]))
+    return [step for step in steps if step is not None]
 
 
 def _guidelines(project: Project) -> SetupStep:

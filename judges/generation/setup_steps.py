@@ -11,12 +11,13 @@ from judges.generation.steps import steps_for_kind
 from judges.models import GenerationRun
 
 
-def generate_items_step(project: Project) -> SetupStep:
+def generate_items_step(project: Project) -> SetupStep | None:
+    """Offered only where a generation step makes the project's kind (or runs were made before)."""
     runs = GenerationRun.objects.filter(project=project)
+    if not steps_for_kind(project.kind) and not runs.exists():
+        return None
     finished = runs.filter(status=GenerationRun.Status.COMPLETED).count()
-    if not steps_for_kind(project.kind):
-        detail = "no generator step makes this kind"
-    elif runs.exists():
+    if runs.exists():
         detail = f"{finished} finished run{'s' if finished != 1 else ''}"
     else:
         detail = "optional: make items from threads or labels with an LLM"
