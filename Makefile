@@ -11,20 +11,24 @@ export CONCORD_EMBEDDED ?= true
 .PHONY: install run test lint format bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
+	@echo "Setting up: a virtualenv in $(VENV) with Concord's Python packages (pip; this takes a few minutes the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
+	@echo "Packages installed."
 
 install: $(STAMP)
 
+# The demo's logins are kept for run-local.sh, which prints them last, below the URL.
 run: install
+	@echo "Preparing the database (var/concord.sqlite3), static files and demo data..."
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py demo | tee var/demo-logins.txt
 	$(BIN)/python manage.py demo_generation
 	$(BIN)/python manage.py demo_estimates
-	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) scripts/run-local.sh
+	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) LOGINS=var/demo-logins.txt scripts/run-local.sh
 
 test: install
 	$(BIN)/python -m pytest

@@ -12,14 +12,16 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.dateparse import parse_datetime
 from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from accounts.errors import TokenNotFound
 from accounts.selectors import api_tokens
 from accounts.services import api_token_create, api_token_revoke, api_tokens_revoke_all
+from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
 
 #: A token's digest (its primary key): SHA-512 in hex.
 DIGEST_CHARS = 128
@@ -32,23 +34,33 @@ def _profile(request: HttpRequest, **extra: object) -> HttpResponse:
     return render(request, "accounts/profile.html", {"tokens": api_tokens(user=request.user), **extra})
 
 
+#: The shown-once name of a token just created: its key crosses the redirect encrypted, then is gone.
+NEW_TOKEN_ONCE = "api_token"
+
+
 @login_required
 @never_cache
 def profile(request: HttpRequest) -> HttpResponse:
-    return _profile(request)
+    created = shown_once_take(request, name=NEW_TOKEN_ONCE)
+    if not created:
+        return _profile(request)
+    expiry = parse_datetime(created["expiry"]) if created["expiry"] else None
+    response = _profile(request, new_key=created["key"], new_expiry=expiry)
+    return shown_once_forget(response, name=NEW_TOKEN_ONCE)
 
 
 @login_required
 @never_cache
-@require_POST
+@post_only("profile")
 def token_create(request: HttpRequest) -> HttpResponse:
     token, key = api_token_create(user=request.user)
-    # Rendered, not redirected: the key exists only in this one answer (never stored, never cached).
-    return _profile(request, new_key=key, new_token=token)
+    # Post/redirect/get: the key is shown once by the profile page and stored nowhere in clear.
+    created = {"key": key, "expiry": token.expiry.isoformat() if token.expiry else None}
+    return shown_once_keep(request, redirect("profile"), name=NEW_TOKEN_ONCE, value=created)
 
 
 @login_required
-@require_POST
+@post_only("profile")
 def token_revoke(request: HttpRequest, digest: str) -> HttpResponse:
     if len(digest) > DIGEST_CHARS:
         raise Http404("no such token")
@@ -61,7 +73,7 @@ def token_revoke(request: HttpRequest, digest: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("profile")
 def tokens_revoke_all(request: HttpRequest) -> HttpResponse:
     count = api_tokens_revoke_all(user=request.user)
     messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")

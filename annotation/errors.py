@@ -30,6 +30,8 @@ class FieldError:
     line: int | None = None
 
     def __str__(self) -> str:
+        if not self.field and self.line is None:
+            return self.message  # about the whole file or value: no line or field to name
         where = f"line {self.line}, " if self.line is not None else ""
         target = f"field {self.field}" if self.field else "record"
         return f"{where}{target}: {self.message}"

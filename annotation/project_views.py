@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
 from annotation.kinds import all_kinds, kind_choices
 from annotation.models import Project, Role, SuggestionExposure
+from annotation.post_redirect import post_only
 from annotation.services import (
     GUIDELINES_MAX_CHARS,
     GUIDELINES_TOO_LONG,
@@ -275,7 +276,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("project_settings", "slug")
 def project_archive_view(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     restore = request.POST.get("restore") == "1"

@@ -312,12 +312,18 @@ def own_history(*, project: Project, user, limit: int = 200) -> list[Assignment]
 
 
 def own_skipped(*, project: Project, user, limit: int = 200) -> list[Assignment]:
-    """The items the user skipped, newest first, with their reasons (each can be answered after all)."""
-    return list(
+    """The items the user skipped, newest first, with their reasons. Each carries ``answerable``: whether
+    it can still be answered (a known-answer item always; any other while it has fewer than k annotators,
+    as ``assignment_unskip`` decides), so the history offers "Answer now" only where it would work."""
+    skipped = list(
         Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SKIPPED)
         .select_related("item")
         .order_by("-completed_at")[:limit]
     )
+    for assignment in skipped:
+        item = assignment.item
+        assignment.answerable = item.gold_value is not None or item.assigned_count < project.overlap
+    return skipped
 
 
 def last_closed(*, project: Project, user) -> Assignment | None:

@@ -71,7 +71,8 @@ def _members(project: Project) -> SetupStep:
         label="Add annotators",
         done=count >= project.overlap,
         detail=f"{count} annotating member{'s' if count != 1 else ''}; each item needs {project.overlap}",
-        url=reverse("project_detail", args=[project.slug]) + "#members-heading",
+        # The Team page's add form, where people are added (the project page only lists them).
+        url=reverse("team", args=[project.slug]) + "#add-heading",
     )
 
 
@@ -89,7 +90,7 @@ def _progress(project: Project) -> SetupStep:
         label="Collect annotations",
         done=bool(items) and complete >= items,
         detail=f"{complete} of {items} items have {project.overlap} annotators",
-        url=reverse("project_detail", args=[project.slug]),
+        url=reverse("project_detail", args=[project.slug]) + "#annotators-heading",
     )
 
 

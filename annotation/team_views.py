@@ -23,13 +23,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import member_services as team
 from annotation.access import project_access
 from annotation.errors import ValidationFailed
 from annotation.members import project_members
 from annotation.models import Membership, Project, Role
+from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
 
 User = get_user_model()
 
@@ -78,12 +79,19 @@ def _team_project(request: HttpRequest, slug: str) -> Project:
     return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
 
 
+#: The session key remembering the researcher's last "New people" choice, so the next add starts from it.
+ACCOUNTS_CHOICE_SESSION_KEY = "concord_team_accounts"
+#: The shown-once name of the rows just added (links and temporary passwords among them).
+ADDED_ONCE = "team_added"
+
+
 def _render_team(request: HttpRequest, project: Project, *, status: int = 200, **extra) -> HttpResponse:
+    accounts = request.session.get(ACCOUNTS_CHOICE_SESSION_KEY, team.NO_NEW_ACCOUNTS)
     context = {
         "project": project,
         "members": project_members(project=project),
-        "add_form": AddMemberForm(),
-        "upload_form": UploadMembersForm(),
+        "add_form": AddMemberForm(initial={"accounts": accounts}),
+        "upload_form": UploadMembersForm(initial={"accounts": accounts}),
         "roles": Role.choices,
         "max_rows": team.MAX_ROWS,
         "invitation_days": team.INVITATION_DAYS,
@@ -108,9 +116,22 @@ def invitation_link(request: HttpRequest, token: str) -> str:
 
 def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dict]:
     return [
-        {"entry": entry, "link": invitation_link(request, entry.invitation_token) if entry.invitation_token else ""}
+        {
+            "entered": entry.entered,
+            "role": entry.role,
+            "outcome": entry.outcome,
+            "temporary_password": entry.temporary_password,
+            "link": invitation_link(request, entry.invitation_token) if entry.invitation_token else "",
+        }
         for entry in added
     ]
+
+
+def _added_redirect(request: HttpRequest, project: Project, added: list[team.MemberAdded]) -> HttpResponse:
+    """Post/redirect/get: the Team page shows the rows (and their one-time secrets) once, after the redirect."""
+    return shown_once_keep(
+        request, redirect("team", slug=project.slug), name=ADDED_ONCE, value=_added_rows(request, added)
+    )
 
 
 def members_add_for(
@@ -128,16 +149,21 @@ def members_add_for(
 
 @login_required
 def team_page(request: HttpRequest, slug: str) -> HttpResponse:
-    return _render_team(request, _team_project(request, slug))
+    project = _team_project(request, slug)
+    added = shown_once_take(request, name=ADDED_ONCE)
+    if not added:
+        return _render_team(request, project)
+    return shown_once_forget(_render_team(request, project, added=added), name=ADDED_ONCE)
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def team_add(request: HttpRequest, slug: str) -> HttpResponse:
     project = _team_project(request, slug)
     form = AddMemberForm(request.POST)
     if not form.is_valid():
         return _render_team(request, project, add_form=form, status=400)
+    request.session[ACCOUNTS_CHOICE_SESSION_KEY] = form.cleaned_data["accounts"]
     spec = team.MemberSpec(
         username=form.cleaned_data["username"].strip(), email=form.cleaned_data["email"], role=form.cleaned_data["role"]
     )
@@ -145,16 +171,17 @@ def team_add(request: HttpRequest, slug: str) -> HttpResponse:
         added = members_add_for(request, project, [spec], form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         return _render_team(request, project, add_form=form, add_errors=exc.errors, status=400)
-    return _render_team(request, project, added=_added_rows(request, added))
+    return _added_redirect(request, project, added)
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project = _team_project(request, slug)
     form = UploadMembersForm(request.POST, request.FILES)
     if not form.is_valid():
         return _render_team(request, project, upload_form=form, status=400)
+    request.session[ACCOUNTS_CHOICE_SESSION_KEY] = form.cleaned_data["accounts"]
     upload = form.cleaned_data["file"]
     if upload.size > team.MAX_CSV_BYTES:
         message = team.FILE_TOO_LARGE.format(limit=team.MAX_CSV_BYTES)
@@ -167,7 +194,7 @@ def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
         if exc.total > len(exc.errors):
             errors.append(f"... and {exc.total - len(exc.errors)} more")
         return _render_team(request, project, upload_form=form, upload_errors=errors, status=400)
-    return _render_team(request, project, added=_added_rows(request, added))
+    return _added_redirect(request, project, added)
 
 
 def _member(project: Project, user_id: int):
@@ -191,7 +218,7 @@ def _refused(request: HttpRequest, project: Project, exc: Exception) -> HttpResp
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = _team_project(request, slug)
     user = _member(project, user_id)
@@ -206,7 +233,7 @@ def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = _team_project(request, slug)
     user = _member(project, user_id)
@@ -218,7 +245,7 @@ def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = _team_project(request, slug)
     user = _member(project, user_id)
@@ -230,7 +257,7 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
 
 
 @login_required
-@require_POST
+@post_only("team", "slug")
 def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     """A new invitation link for a member this project invited who has not signed in yet (the old link
     stops working); refused for any other account."""
@@ -249,7 +276,7 @@ def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
         entered=user.username,
         outcome=team.INVITATION_SENT,
     )
-    return _render_team(request, project, added=_added_rows(request, [entry]))
+    return _added_redirect(request, project, [entry])
 
 
 def _invitation_page(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
@@ -270,7 +297,7 @@ def _link_open_page(request: HttpRequest, *, invalid: str = "", status: int = 20
     return response
 
 
-@require_POST
+@post_only("invitation")
 def invitation_open(request: HttpRequest) -> HttpResponse:
     """The link's token, posted from its fragment: its hash goes in the session, the token nowhere."""
     try:

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation import item_views, project_views, sample_views, team_views, views
+from annotation import help_views, item_views, project_views, sample_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,6 +19,8 @@ urlpatterns = [
     path("p/<slug:slug>/annotate/<int:assignment_id>/unskip/", views.assignment_unskip_view, name="assignment_unskip"),
     path("me/pace/", views.my_pace, name="my_pace"),
     path("favicon.ico", views.favicon, name="favicon"),
+    path("help/", help_views.help_page, name="help"),
+    path("help/<slug:name>/", help_views.help_page, name="help_page"),
     # Setting a project up (annotation/project_views.py).
     path("projects/new/", project_views.project_new, name="project_new"),
     path("projects/new/preview/", project_views.guidelines_preview, name="project_new_preview"),

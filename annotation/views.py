@@ -29,9 +29,11 @@ from annotation.assignments import (
     assignment_unskip,
 )
 from annotation.errors import FieldError, ImportRejected, ValidationFailed
+from annotation.job_events import job_end_announced
 from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.panels import project_panels
+from annotation.post_redirect import post_only
 from annotation.selectors import (
     annotator_pace,
     annotator_progress,
@@ -96,7 +98,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("project_detail", "slug")
 def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _member_project(request, slug)
     _require_researcher(request, roles)
@@ -115,7 +117,11 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
             transaction.on_commit(lambda: import_job_task.delay(job.pk))
             if not request.htmx:
                 return redirect("project_detail", slug=project.slug)
-            return render(request, "annotation/project_detail.html#import-job", {"p": import_job_progress(job=job)})
+            # The job's row, and a fresh form (its file input cleared) swapped out of band.
+            job.refresh_from_db()  # a worker that was quick (or tasks run in-process) may be done already
+            context = {"p": import_job_progress(job=job), "project": project, "form": ImportForm(), "fresh_form": True}
+            response = render(request, "annotation/_import_upload_done.html", context)
+            return job_end_announced(request, response, ended=_import_ended(job))
     context = {"project": project, "form": form}
     if request.htmx:
         # htmx leaves 4xx responses unswapped: answer 200 and swap the form with its errors in place.
@@ -131,7 +137,12 @@ def import_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     project, roles = _member_project(request, slug)
     _require_researcher(request, roles)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
-    return render(request, "annotation/project_detail.html#import-job", {"p": import_job_progress(job=job)})
+    response = render(request, "annotation/project_detail.html#import-job", {"p": import_job_progress(job=job)})
+    return job_end_announced(request, response, ended=_import_ended(job))
+
+
+def _import_ended(job: ImportJob) -> bool:
+    return job.status not in {ImportJob.Status.PENDING, ImportJob.Status.RUNNING}
 
 
 # -- the annotator's workspace ------------------------------------------------------------------
@@ -218,7 +229,7 @@ def _serve_next(request: HttpRequest, project: Project, roles: set[str], *, noti
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("workspace", "slug")
 def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
     assignment = _own_assignment(request, project, assignment_id)
@@ -278,7 +289,7 @@ def _after_edit(
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("workspace", "slug")
 def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
     assignment = _own_assignment(request, project, assignment_id)
@@ -333,7 +344,7 @@ def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("annotation_history", "slug")
 def assignment_unskip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """Answer a skipped item after all: it is reopened and served next, unless it no longer needs you."""
     project, _ = _annotator_project(request, slug)

@@ -7,6 +7,7 @@ filesystem (no server), a file cache. Production sets DATABASE_URL (PostgreSQL),
 
 import json
 import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,15 +23,43 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The built-in key serves only the embedded default, which says so: `make run`, `make test`, the
-# benches and pytest set CONCORD_EMBEDDED=true. Anything else with DEBUG off refuses to start without
-# its own SECRET_KEY (a `manage.py` command run by hand in a checkout: prefix CONCORD_EMBEDDED=true).
-DEVELOPMENT_SECRET_KEY = "concord-local-development-key-not-for-production"
-EMBEDDED = env_bool("CONCORD_EMBEDDED", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "") or DEVELOPMENT_SECRET_KEY
-if SECRET_KEY == DEVELOPMENT_SECRET_KEY and not DEBUG and not EMBEDDED:
+#: Set by every deployment (docs/deployment.md): with none of them, this is the embedded default.
+DEPLOYMENT_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS")
+# The embedded default (a checkout with nothing configured, or CONCORD_EMBEDDED=true as `make run`,
+# `make test`, the benches and pytest set it) keeps a random key of its own under var/, made on first
+# use, so a command run by hand in a fresh checkout works. Anything else with DEBUG off refuses to
+# start without its own SECRET_KEY.
+EMBEDDED = env_bool("CONCORD_EMBEDDED", not any(os.environ.get(name) for name in DEPLOYMENT_VARIABLES))
+EMBEDDED_SECRET_KEY_FILE = VAR_DIR / "secret_key"
+
+
+def embedded_secret_key(path: Path) -> str:
+    """The key kept in ``path`` (readable by its owner only), made at random by whichever process is first."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written whole under a name of its own, then linked into place: nobody reads a half-written key.
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_urlsafe(50) + "\n")
+    try:
+        os.link(draft, path)
+    except FileExistsError:  # another process was first: use theirs
+        pass
+    finally:
+        draft.unlink()
+    return path.read_text().strip()
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY and (EMBEDDED or DEBUG):
+    SECRET_KEY = embedded_secret_key(EMBEDDED_SECRET_KEY_FILE)
+if not SECRET_KEY:
     raise ImproperlyConfigured(
-        "SECRET_KEY is not set: with DEBUG off Concord will not start on the built-in development key. "
+        "SECRET_KEY is not set: with DEBUG off Concord will not start without a key of its own. "
         "Set SECRET_KEY (long and random, the same on every host), or CONCORD_EMBEDDED=true for a local demo."
     )
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]

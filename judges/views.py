@@ -16,12 +16,12 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
 from annotation.models import Project
+from annotation.post_redirect import post_only
 from judges.errors import JudgeError, JudgeExists
 from judges.execution import JUDGE_RUNS
 from judges.forms import JudgeForm, RunForm, RunImportForm
@@ -73,7 +73,7 @@ def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
     project = researcher_project(request, slug)
     form = JudgeForm(request.POST, project=project)
@@ -91,7 +91,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
     project = researcher_project(request, slug)
     form = RunForm(request.POST, project=project)
@@ -112,7 +112,7 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("project_judges", "slug")
 def run_import(request: HttpRequest, slug: str) -> HttpResponse:
     project = researcher_project(request, slug)
     form = RunImportForm(request.POST, request.FILES)

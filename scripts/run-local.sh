@@ -8,6 +8,9 @@ BIN=${BIN:-.venv/bin}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 WORKER_RESTART_SECONDS=${WORKER_RESTART_SECONDS:-1}
+LOGINS=${LOGINS:-}
+#: The worker touches this file once it takes tasks (config/celery.py), after its banner.
+export CONCORD_WORKER_READY_FILE=${CONCORD_WORKER_READY_FILE:-var/celery/worker.ready}
 # The embedded default: SQLite, the filesystem broker, the built-in development key.
 export CONCORD_EMBEDDED=${CONCORD_EMBEDDED:-true}
 
@@ -25,6 +28,7 @@ trap 'stop; exit 143' TERM
 trap stop EXIT
 
 start_worker() {
+  rm -f "$CONCORD_WORKER_READY_FILE"
   "$BIN/celery" -A config worker --pool=solo --loglevel=warning --without-heartbeat --without-gossip --without-mingle &
   worker=$!
   worker_started=$SECONDS
@@ -36,9 +40,24 @@ start_worker
   --access-logfile - --log-level warning &
 web=$!
 
+# The address and the logins come last, below the worker's banner and the server's start-up lines:
+# wait (up to a minute) until the web server accepts connections and the worker takes tasks.
+ready() {
+  [[ -e "$CONCORD_WORKER_READY_FILE" ]] &&
+    "$BIN/python" -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)' \
+      "$HOST" "$PORT" 2>/dev/null
+}
+for _ in $(seq 120); do
+  if ready || ! kill -0 "$web" 2>/dev/null || ! kill -0 "$worker" 2>/dev/null; then break; fi
+  sleep 0.5
+done
 echo
+if [[ -n "$LOGINS" && -s "$LOGINS" ]]; then
+  echo "Demo logins:"
+  sed -n '/^username/,$p' "$LOGINS"
+  echo
+fi
 echo "Concord is running at http://$HOST:$PORT/  (Ctrl-C stops the web server and the worker)"
-echo "Sign in with one of the demo logins listed above."
 
 delay=$WORKER_RESTART_SECONDS
 while true; do

@@ -15,10 +15,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from annotation.access import project_access
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.models import JudgeRun
 from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
 from validation.estimates.figures import forest_figure, plan_figure
@@ -119,7 +120,7 @@ def estimates_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_only("estimates", "slug")
 def estimates_freeze(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
     if Role.RESEARCHER not in roles:

@@ -16,10 +16,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from annotation.access import project_access
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from validation.evaluations.base import Evaluation, render_evaluation
 from validation.evaluations.registry import PaperEvaluation, evaluate_request, page_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
@@ -101,7 +102,7 @@ class FreezeForm(forms.Form):
 
 
 @login_required
-@require_POST
+@post_only("evaluation", "slug", "name")
 def evaluation_freeze(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     project, roles, declared = _project(request, slug, name)
     if Role.RESEARCHER not in roles and not request.user.is_superuser:

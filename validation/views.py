@@ -11,11 +11,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_access
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.models import JudgeRun
 from validation.estimates.figures import report_forest
 from validation.evaluations.registry import evaluations_for
@@ -186,7 +186,7 @@ class FreezeForm(forms.Form):
 
 
 @login_required
-@require_POST
+@post_only("report", "slug")
 def report_freeze(request: HttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form, freeze = _form(request, project), FreezeForm(request.POST)
@@ -228,7 +228,7 @@ def snapshot_detail(request: HttpRequest, slug: str, snapshot_id: int) -> HttpRe
 
 
 @login_required
-@require_http_methods(["POST"])
+@post_only("report_snapshot", "slug", "snapshot_id")
 def snapshot_check(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
     project, snapshot = _snapshot(request, slug, snapshot_id)
     report_snapshot_check(snapshot=snapshot, user=request.user)

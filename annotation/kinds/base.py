@@ -269,6 +269,9 @@ class TaskKind:
         except fastjsonschema.JsonSchemaException:
             pass
         errors = sorted(explain(data), key=lambda e: list(map(str, e.absolute_path)))
+        # A value of the wrong type is reported once, as that: not also as outside the enum or range.
+        wrong_type = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
+        errors = [e for e in errors if e.validator == "type" or tuple(e.absolute_path) not in wrong_type]
         # jsonschema reports each missing field of one object apart; one message lists them all, so dedupe.
         return list(
             dict.fromkeys(FieldError(field_path(e.absolute_path, prefix), describe_schema_error(e)) for e in errors)

@@ -9,8 +9,10 @@ import threading
 import markdown as markdown_lib
 import nh3
 from django import template
-from django.utils.html import escape
+from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
+
+from annotation.job_events import JOB_ENDED
 
 register = template.Library()
 
@@ -222,4 +224,18 @@ def _scale_choices(name: str, points: tuple, selected) -> str:
             )
             for score, label in points
         )
+    )
+
+
+@register.simple_tag(takes_context=True)
+def refreshed_on_job_end(context, element_id: str) -> str:
+    """The attributes of a part of the page that depends on a background job: its id, and htmx
+    attributes that fetch it again from this page's address when the job ends (annotation/job_events.py)."""
+    request = context["request"]
+    return format_html(
+        'id="{}" hx-get="{}" hx-trigger="{} from:body" hx-select="#{}" hx-swap="outerHTML"',
+        element_id,
+        request.get_full_path(),
+        JOB_ENDED,
+        element_id,
     )

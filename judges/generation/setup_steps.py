@@ -12,9 +12,10 @@ from judges.models import GenerationRun
 
 
 def generate_items_step(project: Project) -> SetupStep | None:
-    if not steps_for_kind(project.kind):
-        return None
+    """Offered only where a generation step makes the project's kind (or runs were made before)."""
     runs = GenerationRun.objects.filter(project=project)
+    if not steps_for_kind(project.kind) and not runs.exists():
+        return None
     finished = runs.filter(status=GenerationRun.Status.COMPLETED).count()
     if runs.exists():
         detail = f"{finished} finished run{'s' if finished != 1 else ''}"

@@ -11,10 +11,11 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
 
 from annotation.access import project_access
+from annotation.job_events import job_end_announced
 from annotation.models import Project, Role
+from annotation.post_redirect import post_only
 from judges.errors import JudgeError
 from judges.models import RunState
 from judges.runs.services import run_cancel, run_resume
@@ -36,15 +37,21 @@ def project_run(project: Project, run_type: str, run_id: int) -> RunState:
     return get_object_or_404(spec.run_model.objects.select_related(*spec.run_related), pk=run_id, project=project)
 
 
+def _run_page(url_kwargs: dict) -> str:
+    """Where a GET of a run's cancel or resume address goes: the run's own page."""
+    return get_run_type(url_kwargs["run_type"]).detail_view
+
+
 @login_required
 def run_progress_partial(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
     project = researcher_project(request, slug)
-    context = {"project": project, "p": run_progress(run=project_run(project, run_type, run_id))}
-    return render(request, "judges/_run_progress.html", context)
+    progress = run_progress(run=project_run(project, run_type, run_id))
+    response = render(request, "judges/_run_progress.html", {"project": project, "p": progress})
+    return job_end_announced(request, response, ended=not progress.run.is_active)
 
 
 @login_required
-@require_POST
+@post_only(_run_page, "slug", "run_id")
 def run_cancel_view(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
     project = researcher_project(request, slug)
     try:
@@ -55,7 +62,7 @@ def run_cancel_view(request: HttpRequest, slug: str, run_id: int, run_type: str)
 
 
 @login_required
-@require_POST
+@post_only(_run_page, "slug", "run_id")
 def run_resume_view(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
     project = researcher_project(request, slug)
     try:

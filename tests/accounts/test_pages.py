@@ -57,10 +57,15 @@ class ProfileAccessTests:
 class ProfileTokenTests:
     def test_created_token_is_shown_once_and_works(self, client, alice):
         client.force_login(alice)
-        response = client.post(reverse("token_create"))
+        created = client.post(reverse("token_create"))
+        # Post/redirect/get: a reload of the page that shows the key mints no second token.
+        assert created.status_code == 302 and created["Location"] == reverse("profile")
+        stored = str(dict(client.session.items())) + str(client.cookies)
+        response = client.get(created["Location"])
         key = re.search(r'id="new-token" readonly value="([0-9a-f]+)"', response.content.decode()).group(1)
-        assert works(key) and "no-store" in response["Cache-Control"]
+        assert works(key) and "no-store" in response["Cache-Control"] and key not in stored
         assert key not in client.get(reverse("profile")).content.decode()
+        assert AuthToken.objects.filter(user=alice).count() == 1
 
     def test_profile_lists_only_the_users_own_tokens(self, client, alice, make_user):
         mine, _ = api_token_create(user=alice)
@@ -91,10 +96,12 @@ class ProfileTokenTests:
         assert not any(works(key) for key in keys) and works(bobs)
 
     def test_revoking_needs_post(self, client, alice):
+        """A GET revokes nothing: it goes to the profile page, where the forms are (never a blank 405)."""
         token, key = api_token_create(user=alice)
         client.force_login(alice)
-        assert client.get(reverse("token_revoke", args=[token.digest])).status_code == 405
-        assert client.get(reverse("tokens_revoke_all")).status_code == 405
+        for url in (reverse("token_revoke", args=[token.digest]), reverse("tokens_revoke_all")):
+            response = client.get(url)
+            assert response.status_code == 302 and response["Location"] == reverse("profile")
         assert works(key)
 
 

@@ -72,6 +72,21 @@ class DemoFixtureTests:
             assert all(r["meta"]["demo_content"] == "hand-written for the demo" for r in fixture_records(kind))
         assert all("by hand" in r["meta"]["demo_content"] for r in fixture_records("intent_mcq"))
 
+    def test_no_text_has_a_bullet_on_a_line_of_its_own(self):
+        """Lists the HTML stripping flattened read as lists ("- It is…"), not as stray "-" lines."""
+
+        def texts(value):
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, dict | list):
+                for inner in value.values() if isinstance(value, dict) else value:
+                    yield from texts(inner)
+
+        for path in FIXTURES_DIR.glob("*.jsonl"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                stray = [t for t in texts(json.loads(line)) if any(row.strip() in {"-", "*"} for row in t.splitlines())]
+                assert not stray, (path.name, stray[0][:200])
+
     def test_fixtures_stay_small(self):
         assert sum(path.stat().st_size for path in FIXTURES_DIR.glob("*.jsonl")) < 1_000_000
 

@@ -37,4 +37,4 @@ def test_ratings_are_zero_or_one_never_booleans_and_notes_never_disagree():
 
 def test_a_pair_needs_both_intents():
     errors = KIND.check_payload({"question": "q", "predicted_intent": "To x"})
-    assert [str(e) for e in errors] == ["record: missing required field 'gold_intent'"]
+    assert [str(e) for e in errors] == ["missing required field 'gold_intent'"]

@@ -147,6 +147,12 @@ class CopaTests:
         errors = self.kind.check_value(value, payload=self.kind.example_payload())
         assert messages(errors) == {"value.scores.CT": "must be one of 0, 1, 2, got 3"}
 
+    def test_a_score_of_the_wrong_type_is_reported_once(self):
+        """ "two" is one wrong value: it says so once (its type), not also "must be one of 0, 1, 2"."""
+        value = {"scores": {**self.kind.example_value()["scores"], "CT": "two"}}
+        errors = self.kind.check_value(value, payload=self.kind.example_payload())
+        assert [(e.field, e.message) for e in errors] == [("value.scores.CT", 'must be of type integer, got str "two"')]
+
     def test_missing_factor_is_named(self):
         value = copy.deepcopy(self.kind.example_value())
         del value["scores"]["AMR"]

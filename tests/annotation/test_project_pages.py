@@ -29,6 +29,7 @@ from annotation.services import (
     project_create_as,
     project_update,
 )
+from annotation.setup_checklist import setup_checklist
 from annotation.synthetic import synthetic_records, write_jsonl
 
 pytestmark = pytest.mark.django_db
@@ -403,6 +404,30 @@ class FirstRunTests:
         assert 'class="step-todo" data-step="guidelines"' in body
         for url in ("project_settings", "project_judges", "report", "adjudication_list"):
             assert reverse(url, args=["pilot"]) in body
+
+    def test_every_step_lands_where_that_step_is_done(self, client, team, tmp_path):
+        """A step's link opens a page that has the step's control in the section it points to: "Add
+        annotators" lands on the Team page's add form, not on a list of members with no way to add one."""
+        project, people = team
+        add_items(project, tmp_path=tmp_path)
+        signed_in = client_as(client, people, "researcher")
+        #: The control each step is done with, as it appears in the section the link points to.
+        controls = {
+            "items": f'action="{reverse("import_upload", args=["pilot"])}"',
+            "members": f'action="{reverse("team_add", args=["pilot"])}"',
+            "progress": "Done / quota",
+        }
+        for step in setup_checklist(project=project):
+            path, _, fragment = step.url.partition("#")
+            body = signed_in.get(path).content.decode()
+            assert fragment or step.key not in controls, step.key
+            if fragment:
+                assert f'id="{fragment}"' in body, step.key
+                section = body[body.index(f'id="{fragment}"') :].split("</section>")[0]
+                assert controls.get(step.key, "") in section, step.key
+        members = signed_in.get(reverse("project_detail", args=["pilot"])).content.decode()
+        card = members[members.index('id="members-heading"') :].split("</section>")[0]
+        assert f'href="{reverse("team", args=["pilot"])}' in card  # the Members card leads to the Team page
 
     def test_annotators_do_not_see_the_checklist(self, client, team):
         _, people = team

@@ -171,6 +171,22 @@ class SkippedItemsTests:
         assert client.get(url("workspace", project)).context["assignment"].pk == skipped.pk
         assert Item.objects.get(pk=skipped.item_id).assigned_count == 1
 
+    def test_the_history_offers_answer_now_only_where_it_would_work(self, client, team):
+        """A skipped item that has meanwhile reached k shows why it cannot be answered, not a button that fails."""
+        project, people = team(items=2)
+        skips = []
+        for _ in range(2):
+            skips.append(assignment_claim_next(project=project, user=people["ann1"]))
+            assignment_skip(assignment=skips[-1], reason="unsure")
+        taken = assignment_claim_next(project=project, user=people["ann2"]).item_id  # k = 1: now full
+        (full,) = [a for a in skips if a.item_id == taken]
+        (still_open,) = [a for a in skips if a.item_id != taken]
+        client.force_login(people["ann1"])
+        history = client.get(url("annotation_history", project)).content.decode()
+        assert url("assignment_unskip", project, still_open.pk) in history
+        assert url("assignment_unskip", project, full.pk) not in history
+        assert "has its 1 annotator now" in history
+
     def test_answer_now_is_refused_once_the_item_has_its_k_annotators(self, client, team):
         project, people = team(items=1)
         skipped = assignment_claim_next(project=project, user=people["ann1"])
@@ -197,7 +213,8 @@ class SkippedItemsTests:
         assignment_skip(assignment=skipped, reason="unsure")
         client.force_login(people["ann2"])
         assert client.post(url("assignment_unskip", project, skipped.pk)).status_code == 404
-        assert client.get(url("assignment_unskip", project, skipped.pk)).status_code == 405
+        opened = client.get(url("assignment_unskip", project, skipped.pk))
+        assert opened["Location"] == url("annotation_history", project)
         assert Assignment.objects.get(pk=skipped.pk).status == Assignment.Status.SKIPPED
 
     def test_undo_after_a_skip_reopens_the_skipped_item_not_the_answer_before_it(self, client, team):

@@ -27,6 +27,32 @@ def chromium_path() -> str | None:
     return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+#: Said once, at the end of a run on a machine without Chromium, in place of a skip line per test.
+NO_CHROMIUM = (
+    "{count} browser test(s) not run: Chromium is not installed. Install it (Debian: apt-get install chromium) "
+    "or point CHROMIUM_PATH at it, then run them with: .venv/bin/python -m pytest tests/browser"
+)
+_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without Chromium the browser tests are left out of the run, and the summary says so once."""
+    if chromium_path() is not None:
+        return
+    left_out = [item for item in items if item.get_closest_marker("browser") is not None]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.get_closest_marker("browser") is None]
+        config.stash[_LEFT_OUT] = len(left_out)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    count = config.stash.get(_LEFT_OUT, 0)
+    if count:
+        terminalreporter.write_sep("-", "browser tests")
+        terminalreporter.write_line(NO_CHROMIUM.format(count=count))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield

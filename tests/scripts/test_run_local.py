@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -102,3 +104,56 @@ class RunLocalTests:
                 script.kill()
         assert b"The web server stopped (exit status 0)." in script.stdout.read()
         assert lines(log / "worker-stopped") == lines(log / "worker-starts")[-1:]
+
+    def test_the_address_and_the_logins_come_last_below_the_worker_banner(self, tmp_path):
+        """What a person needs (where to go, how to sign in) is the last thing on the screen, not buried
+        above the worker's banner: the script waits for the worker to take tasks and the server to listen."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        ready_file, port = tmp_path / "worker.ready", _free_port()
+        stand_ins = {
+            # The banner first, then (a moment later, as a real worker) ready for tasks.
+            "celery": f"echo 'celery worker banner'\nsleep 0.5\ntouch '{ready_file}'\nwhile true; do sleep 0.05; done",
+            "gunicorn": f"sleep 0.5\nexec '{sys.executable}' -c '{LISTEN.format(port=port)}'",
+        }
+        for name, body in stand_ins.items():
+            (bin_dir / name).write_text("#!/usr/bin/env bash\n" + body + "\n")
+            (bin_dir / name).chmod(0o755)
+        (bin_dir / "python").symlink_to(sys.executable)
+        logins = tmp_path / "logins.txt"
+        logins.write_text("project  kind\n-------  ----\ndemo     copa\n\n" + "\n".join(LOGINS) + "\n")
+        env = {
+            **os.environ,
+            "BIN": str(bin_dir),
+            "PORT": str(port),
+            "LOGINS": str(logins),
+            "CONCORD_WORKER_READY_FILE": str(ready_file),
+        }
+        script = subprocess.Popen(
+            ["bash", str(SCRIPT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        try:
+            until(ready_file.exists)
+            time.sleep(1.5)  # time for anything the script prints once both are up
+            script.send_signal(signal.SIGINT)
+            script.wait(timeout=30)
+        finally:
+            if script.poll() is None:
+                script.kill()
+        output = script.stdout.read().splitlines()
+        shown = [line for line in output[: output.index("Stopping Concord...")] if line.strip()]
+        assert shown.index("celery worker banner") < shown.index("Demo logins:")
+        assert shown[shown.index("Demo logins:") + 1 : -1] == LOGINS
+        assert shown[-1].startswith(f"Concord is running at http://127.0.0.1:{port}/")
+
+
+#: The demo command's table of logins, as `make run` keeps it for the script.
+LOGINS = ["username    password", "----------  ------------", "researcher  concord-demo"]
+#: A stand-in web server: it listens on the port, as gunicorn does once started.
+LISTEN = 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", {port})); s.listen(); time.sleep(600)'
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

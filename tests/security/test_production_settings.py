@@ -57,6 +57,23 @@ class StartupTests:
         done = run_django(["manage.py", "check"], tmp_path, **env)
         assert done.returncode != 0 and "SECRET_KEY" in done.stderr
 
+    def test_a_fresh_checkout_makes_and_keeps_a_random_key_of_its_own(self, tmp_path):
+        """The README's commands work as written in a checkout with nothing configured: the embedded default
+        makes a random key under var/ on first use (readable by its owner only) and keeps it."""
+        done = run_django(["manage.py", "agreement_stats", "--help"], tmp_path)
+        assert done.returncode == 0, done.stderr
+        key_file = tmp_path / "secret_key"
+        key = key_file.read_text().strip()
+        assert len(key) >= 50 and (key_file.stat().st_mode & 0o777) == 0o600
+        assert setting("SECRET_KEY", tmp_path) == repr(key)  # the same key for every later process
+        assert setting("SECRET_KEY", tmp_path / "elsewhere") != repr(key)  # and random, not built in
+
+    def test_a_deployment_without_secret_key_refuses_to_start(self, tmp_path):
+        """Production (a database of its own) never falls back to a key kept on local disk."""
+        done = run_django(["manage.py", "check"], tmp_path, DATABASE_URL="postgres://concord@db.example.org/concord")
+        assert done.returncode != 0 and "SECRET_KEY" in done.stderr
+        assert not (tmp_path / "secret_key").exists()
+
     def test_the_embedded_default_starts_on_the_built_in_key(self, tmp_path):
         done = run_django(["manage.py", "check"], tmp_path, DEBUG="false", CONCORD_EMBEDDED="true")
         assert done.returncode == 0, done.stderr

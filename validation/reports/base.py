@@ -247,6 +247,20 @@ class JudgeInfo:
         # A baseline is always called one, never passed off as an LLM: readers compare LLMs with baselines.
         return "baseline" if self.is_baseline else "LLM"
 
+    @property
+    def described(self) -> str:
+        """The noun and the label, the noun said once ("baseline · copa_jaccard.v1 …", not "baseline baseline …")."""
+        return self.label if self.label.lower().startswith(self.noun.lower()) else f"{self.noun} {self.label}"
+
+
+#: Nouns whose plural is not the singular plus "s".
+_PLURALS = {"person": "people"}
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun in the number it takes: "1 person", "2 people", "1 annotator", "3 annotators"."""
+    return f"{n} {noun if n == 1 else _PLURALS.get(noun, noun + 's')}"
+
 
 def interval_label(parameters: ReportParameters) -> str:
     if not parameters.bootstrap:
@@ -487,7 +501,7 @@ def dimension_table(ctx: ReportContext) -> Table:
         cells = [Cell.count(result.n_units), Cell.count(result.n_raters)]
         cells += [Cell.of(measures.get(key), format=fmt, missing="not computed") for key, _, _, fmt in columns]
         rows.append(Row(dimension.title, tuple(cells)))
-    who = f"{len(ctx.human_raters)} people"
+    who = counted(len(ctx.human_raters), "person")
     judge = (
         f"; the {ctx.judge.noun} ({ctx.judge.label}) is compared with them, not counted among them" if ctx.judge else ""
     )

@@ -17,6 +17,7 @@ from validation.reports.base import (
     Row,
     Table,
     confusion_figure,
+    counted,
     human_agreement_measure,
 )
 
@@ -40,7 +41,7 @@ class CopaLikertReport(ReportBuilder):
             f", and Human-{noun} the Spearman correlation between the average human ratings{judge}" if ctx.judge else ""
         )
         caption = (
-            f"Human-Human reports the agreement between the {people} annotators ({header}){versus}. "
+            f"Human-Human reports the agreement between the {counted(people, 'annotator')} ({header}){versus}. "
             f"{ctx.n_items} responses rated by at least one annotator. Overall is the mean over the factors. "
             f"{ctx.interval_label.capitalize()}."
         )

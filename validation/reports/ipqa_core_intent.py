@@ -13,6 +13,7 @@ from validation.reports.base import (
     Row,
     Table,
     confusion_figure,
+    counted,
     human_agreement_measure,
     judge_kappa_key,
 )
@@ -42,7 +43,8 @@ class IpqaCoreIntentReport(ReportBuilder):
         width = 6 if ctx.judge else 4
         units = max((ctx.result(n).n_units for n in names), default=0)
         caption = (
-            f"Agreement between {len(ctx.human_raters)} annotators on whether each candidate intent is expressed "
+            f"Agreement between {counted(len(ctx.human_raters), 'annotator')} on whether each candidate intent "
+            f"is expressed "
             f"in the question and narrative, and whether the selected answer addresses it (core): {units} "
             f"(item, intent) units from {ctx.n_items} items rated by at least one annotator."
             + (f" Majority vs {noun}: {ctx.judge.label}." if ctx.judge else "")

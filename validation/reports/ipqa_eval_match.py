@@ -19,6 +19,7 @@ from validation.reports.base import (
     Row,
     Table,
     confusion_figure,
+    counted,
     human_agreement_measure,
     judge_kappa_key,
 )
@@ -44,7 +45,8 @@ class IpqaEvalMatchReport(ReportBuilder):
             ]
         width = len(cells) + 1
         caption = (
-            f"Agreement of {len(ctx.human_raters)} people on whether a predicted intent matches a gold core intent, "
+            f"Agreement of {counted(len(ctx.human_raters), 'person')} on whether a predicted intent matches "
+            f"a gold core intent, "
             f"over {result.n_units} pairs rated by at least one person"
             + (f"; the {noun} matcher ({ctx.judge.label}) against their majority" if ctx.judge else "")
             + f". {ctx.interval_label.capitalize()}."

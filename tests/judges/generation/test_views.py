@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotation.models import Item, Role
 from annotation.services import membership_add
+from annotation.setup_checklist import setup_checklist
 from judges.generation_views import SOURCE_TOO_LARGE
 from judges.models import GenerationRun
 from tests.judges.generation.conftest import write_threads
@@ -101,6 +102,11 @@ class GeneratePageTests:
         response = client.post(reverse("generate_items", args=[project.slug]), form(path))
         assert response.status_code == 400 and "line 2, field title: must be str" in response.content.decode()
         assert not GenerationRun.objects.exists()
+
+    def test_the_checklist_offers_no_generate_items_step_where_no_step_makes_the_kind(self, make_project):
+        """An MCQ project (no generation step makes MCQ items) gets no "Generate items" step to follow."""
+        mcq = make_project("intent_mcq", slug="mcq")
+        assert "generate_items" not in [step.key for step in setup_checklist(project=mcq)]
 
     def test_the_project_checklist_links_to_generate_items(self, client, team):
         project, people = team
