@@ -109,7 +109,8 @@ def fleiss_coded(coded: Coded, *, quiet: bool = False) -> _Estimate:
     return value, n_units, reason
 
 
-def _kappa_scores(coded: Coded) -> npt.NDArray[np.float64]:
+def kappa_scores(coded: Coded) -> npt.NDArray[np.float64]:
+    """The category scores statsmodels turns into the weights of a weighted kappa."""
     # Category scores: ranks at the ordinal level (as Stata's kap without `absolute` and R's irr::kappa2 do),
     # the values themselves at the interval level. statsmodels turns them into Cicchetti-Allison
     # (|s_i - s_j| / range) or Fleiss-Cohen ((s_i - s_j)^2 / range^2) disagreement weights.
@@ -741,7 +742,7 @@ def _table_kappa(
     if weighting == "unweighted":
         value, reason = _quietly(lambda: inter_rater.cohens_kappa(table, return_results=False), quiet=quiet)
     else:
-        scores = _kappa_scores(coded)
+        scores = kappa_scores(coded)
         value, reason = _quietly(
             lambda: inter_rater.cohens_kappa(table, weights=scores, wt=weighting, return_results=False), quiet=quiet
         )
