@@ -76,7 +76,7 @@ def _one_hot(cells: npt.NDArray[np.intp], size: int) -> Floats:
 
 def kappa_batch(tables: Floats, weighting: Weighting, scores: Floats | None) -> Floats:
     """Cohen's kappa of each (k x k) table, as ``statsmodels...cohens_kappa(return_results=False)``
-    computes it; NaN where ``_table_kappa`` gives None (fewer than two categories used) or the
+    computes it; NaN where ``estimators.table_kappa`` gives None (fewer than two categories used) or the
     value is not finite."""
     k = tables.shape[1]
     diagonal = np.arange(k)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from validation.agreement import DimensionInput, joint_agreement
+from validation.agreement import DimensionInput, exposure_comparison, joint_agreement, percentile_interval
 from validation.agreement import dimensions as agreement_dimensions
 from validation.agreement.batched import BatchedDimension
 from validation.agreement.bootstrap import index_batches, multiplicities
@@ -116,3 +117,30 @@ class ResamplerTests:
     def test_multiplicities_count_each_units_draws(self):
         indices = np.array([[0, 0, 2], [1, 2, 2]])
         np.testing.assert_array_equal(multiplicities(indices, 3), [[2, 0, 1], [0, 1, 2]])
+
+
+class ExposureBootstrapTests:
+    def test_intervals_are_those_of_statsmodels_on_each_resamples_tables(self):
+        """The anchoring comparison's resamples, recomputed here one at a time with statsmodels."""
+        rng = np.random.default_rng(3)
+        n = 90
+        people = rng.integers(0, 3, (n, 3)).astype(float)
+        people[rng.random(people.shape) < 0.2] = np.nan
+        judge = rng.integers(0, 3, n).astype(float)
+        visible = rng.integers(-1, 2, (n, 3))
+        result = exposure_comparison(people, judge, visible, level="ordinal", weighting="linear", bootstrap=70, seed=4)
+        draws = {"shown": [], "hidden": []}
+        for units in np.concatenate(list(index_batches(n, 70, seed=4))):
+            for name, flag in (("shown", 1), ("hidden", 0)):
+                table = np.zeros((3, 3))
+                for u in units:
+                    for r in range(3):
+                        if visible[u, r] == flag and not np.isnan(people[u, r]):
+                            table[int(people[u, r]), int(judge[u])] += 1
+                if np.count_nonzero(table.sum(axis=0) + table.sum(axis=1)) >= 2:
+                    draws[name].append(
+                        sm_cohens_kappa(table, weights=np.arange(3.0), wt="linear", return_results=False)
+                    )
+        settings = result.bootstrap
+        assert result.kappa_shown.confidence_interval == percentile_interval(draws["shown"], settings)
+        assert result.kappa_hidden.confidence_interval == percentile_interval(draws["hidden"], settings)
