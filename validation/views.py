@@ -116,11 +116,39 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
         except UnknownJudgeRun as exc:
             form.add_error("judge", exc.message)
         else:
-            context |= {"report": result, "figures": report_figures(report=result), "parameters": parameters}
-            context["estimates_forest"] = report_forest(project=project, run_id=parameters.judge_run_id)
+            context |= {"report": result, "parameters": parameters}
+            if request.htmx:
+                # Tables first: the plots (drawing them takes longer than the numbers) load after.
+                context["figures_later"] = True
+            else:
+                context |= _figures_context(project, parameters, result)
     context["snapshots"] = project_snapshots(project=project)[:20]
     template = "validation/report.html#report-body" if request.htmx else "validation/report.html"
     return render(request, template, context)
+
+
+def _figures_context(project: Project, parameters: ReportParameters, result: Report) -> dict:
+    return {
+        "figures": report_figures(report=result),
+        "estimates_forest": report_forest(project=project, run_id=parameters.judge_run_id),
+    }
+
+
+@login_required
+def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
+    """The report's plots, which the report body loads once its tables are on screen."""
+    project = _researcher_project(request, slug)
+    parameters = _parameters(_form(request, project))
+    if parameters is None:
+        return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
+    try:
+        result = _current_report(project, parameters)
+    except UnknownJudgeRun as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    if result is None:
+        return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
+    context = {"project": project, "parameters": parameters, **_figures_context(project, parameters, result)}
+    return render(request, "validation/report.html#report-figures", context)
 
 
 def _report_pending(

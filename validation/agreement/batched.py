@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
 
+from validation.agreement.bootstrap import multiplicities
 from validation.agreement.coding import Coded
 from validation.agreement.estimators import kappa_scores
 from validation.agreement.measures import (
@@ -43,7 +45,7 @@ from validation.agreement.measures import (
     majority_kappa_key,
 )
 
-__all__ = ["EXACT_RANK_UNITS", "BatchedDimension", "kappa_batch", "pattern_counts", "patterns_of"]
+__all__ = ["EXACT_RANK_UNITS", "BatchedDimension", "kappa_batch", "pattern_counts", "pattern_matrix", "patterns_of"]
 
 Floats = npt.NDArray[np.float64]
 #: Largest number of paired units for which the rank sums behind Spearman's rho stay exact in
@@ -55,15 +57,41 @@ def patterns_of(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt
     """The distinct rows and, per row, the index of its pattern."""
     if rows.shape[1] == 0:
         return np.zeros((1, 0), dtype=np.int64), np.zeros(len(rows), dtype=np.intp)
+    low = rows.min(axis=0)
+    spans = rows.max(axis=0) - low + 1
+    if np.prod(spans.astype(float)) < 2**62:
+        # One integer per row (mixed radix): unique on a vector is much quicker than on rows.
+        radix = np.concatenate([np.cumprod(spans[::-1])[::-1][1:], [1]])
+        keys, first, inverse = np.unique((rows - low) @ radix, return_index=True, return_inverse=True)
+        return rows[first], inverse.reshape(-1).astype(np.intp)
     unique, inverse = np.unique(rows, axis=0, return_inverse=True)
     return unique, inverse.reshape(-1).astype(np.intp)
 
 
-def pattern_counts(inverse: npt.NDArray[np.intp], n_patterns: int, indices: npt.NDArray[np.intp]) -> Floats:
-    """(resamples, patterns): how many of each resample's drawn units have each pattern."""
-    offsets = (np.arange(len(indices)) * n_patterns)[:, None]
-    flat = (inverse[indices] + offsets).ravel()
-    return np.bincount(flat, minlength=len(indices) * n_patterns).reshape(len(indices), n_patterns).astype(float)
+def pattern_matrix(inverse: npt.NDArray[np.intp], n_patterns: int) -> sparse.csr_matrix:
+    """Units x patterns, 1 where the unit has the pattern: multiplicities times it count patterns."""
+    n_units = len(inverse)
+    return sparse.csr_matrix((np.ones(n_units), (np.arange(n_units), inverse)), shape=(n_units, n_patterns))
+
+
+def pattern_counts(
+    inverse: npt.NDArray[np.intp],
+    n_patterns: int,
+    indices: npt.NDArray[np.intp],
+    *,
+    weights: Floats | None = None,
+    matrix: sparse.csr_matrix | None = None,
+) -> Floats:
+    """(resamples, patterns): how many of each resample's drawn units have each pattern.
+
+    ``weights`` are the batch's multiplicities (:func:`bootstrap.multiplicities`), when several
+    pattern sets share them; ``matrix`` is :func:`pattern_matrix` of ``inverse``.
+    """
+    if weights is None:
+        weights = multiplicities(indices, len(inverse)).astype(float)
+    if matrix is None:
+        matrix = pattern_matrix(inverse, n_patterns)
+    return np.asarray(weights @ matrix)
 
 
 def _one_hot(cells: npt.NDArray[np.intp], size: int) -> Floats:
@@ -150,6 +178,7 @@ class BatchedDimension:
         # Whether the unit has a row among the coefficients' ratings is part of its pattern too.
         in_coefficients = (self.coefficient_rows >= 0).astype(np.int64)[:, None]
         self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients]))
+        self._pattern_matrix = pattern_matrix(self._inverse, len(self._patterns))
         self._codes = self._patterns[:, :-1]
         self._in_coefficients = self._patterns[:, -1] == 1
         self._k = len(full.domain)
@@ -182,8 +211,9 @@ class BatchedDimension:
                 out["kendall"] = self._kendall(pairs)
         return out
 
-    def counts(self, indices: npt.NDArray[np.intp]) -> Floats:
-        return pattern_counts(self._inverse, len(self._patterns), indices)
+    def counts(self, indices: npt.NDArray[np.intp], weights: Floats | None = None) -> Floats:
+        """(resamples, patterns) for a batch of draws; ``weights`` its multiplicities, if at hand."""
+        return pattern_counts(self._inverse, len(self._patterns), indices, weights=weights, matrix=self._pattern_matrix)
 
     # -- helpers over the coefficients' ratings ------------------------------------------------------
     def _category_counts(self) -> npt.NDArray[np.int64]:
@@ -366,7 +396,7 @@ class BatchedDimension:
             syy = (y_counts * y_ranks * y_ranks).sum(axis=1)
             with np.errstate(all="ignore"):
                 # numpy.cov scales by 1 / (n - 1); numpy.corrcoef divides row 1, then column 0.
-                scale = np.array([np.true_divide(1, int(size) - 1) if size > 1 else np.nan for size in n])
+                scale = np.true_divide(1, n - 1)
                 rho = ((sxy * scale) / np.sqrt(syy * scale)) / np.sqrt(sxx * scale)
             rho = np.clip(rho, -1, 1)
             return np.where(defined & np.isfinite(rho), rho, np.nan)

@@ -15,6 +15,7 @@ from validation.agreement.bootstrap import (
     bootstrap_iv,
     expected_warnings,
     index_batches,
+    multiplicities,
     percentile_interval,
     resamples,
 )
@@ -249,10 +250,11 @@ def _resampled_values(
     if fast_work:
         with expected_warnings():
             for indices in index_batches(n_shared, n_resamples, settings.seed):
+                weights = multiplicities(indices, n_shared).astype(float)  # shared by every dimension
                 for name, measures in fast.items():
                     if not measures:
                         continue
-                    counts = batched[name].counts(indices)
+                    counts = batched[name].counts(indices, weights)
                     for key, compute in measures.items():
                         values[(name, key)][done : done + len(indices)] = compute(counts, indices)
                 done += len(indices)
