@@ -105,7 +105,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     parameters = _parameters(form)
     if parameters is not None:
         try:
-            if needs_worker(parameters):
+            if needs_worker(parameters, project=project):
                 # Too many resamples for one request: a worker computes them; this page polls.
                 job = report_job(project=project, parameters=parameters, retry="retry" in request.GET)
                 if job.status != DONE:
@@ -173,7 +173,7 @@ def _report_pending(
 
 def _current_report(project: Project, parameters: ReportParameters) -> Report | None:
     """The report for a download or a freeze: computed here, or the worker's when it is done (else None)."""
-    if not needs_worker(parameters):
+    if not needs_worker(parameters, project=project):
         return project_report(project=project, parameters=parameters)
     job = report_job(project=project, parameters=parameters)
     return job.result if job.status == DONE else None
