@@ -25,6 +25,7 @@ __all__ = [
     "project_dimension_agreement",
     "project_report",
     "project_snapshots",
+    "report_cache_key",
     "report_figures",
 ]
 
@@ -85,10 +86,15 @@ def _figure_uris(figures: Any, key_prefix: str) -> list[tuple[Figure, str]]:
     return out
 
 
+def report_cache_key(report: Report) -> str:
+    """What identifies a report's rendering: its project, inputs' digest and parameters."""
+    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    return f"{report.project}:{report.inputs_sha256[:32]}:{parameters}"
+
+
 def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
     """Each figure with its SVG as a data URI (cached with the report's inputs and parameters)."""
-    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
-    return _figure_uris(report.figures, f"concord:figure-svg:{report.project}:{report.inputs_sha256[:32]}:{parameters}")
+    return _figure_uris(report.figures, f"concord:figure-svg:{report_cache_key(report)}")
 
 
 def evaluation_figures(*, evaluation: Any) -> list[tuple[Figure, str]]:

@@ -22,7 +22,7 @@ from validation.models import ReportSnapshot
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
 from validation.report_queue import report_job
 from validation.reports import Report, ReportParameters, Table, UnknownJudgeRun
-from validation.selectors import project_report, project_snapshots, report_figures
+from validation.selectors import project_report, project_snapshots, report_cache_key, report_figures
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
 NOT_A_RESEARCHER = "Only the project's researchers can read its agreement report."
@@ -116,7 +116,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
         except UnknownJudgeRun as exc:
             form.add_error("judge", exc.message)
         else:
-            context |= {"report": result, "parameters": parameters}
+            context |= {"report": result, "parameters": parameters, "tables_key": report_cache_key(result)}
             if request.htmx:
                 # Tables first: the plots (drawing them takes longer than the numbers) load after.
                 context["figures_later"] = True
