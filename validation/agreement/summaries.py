@@ -3,14 +3,21 @@ anchoring comparison (agreement with the reference when its suggestion was shown
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from validation.agreement.batched import kappa_batch, pattern_counts, patterns_of
-from validation.agreement.bootstrap import bootstrap_iv, expected_warnings, index_batches, percentile_interval
+from validation.agreement.batched import kappa_batch, pattern_matrix, patterns_of
+from validation.agreement.bootstrap import (
+    bootstrap_iv,
+    expected_warnings,
+    index_batches,
+    multiplicities,
+    percentile_interval,
+)
 from validation.agreement.coding import Coded, coded_from_array, level_iv
 from validation.agreement.estimators import (
     kappa_scores,
@@ -224,10 +231,48 @@ def exposure_comparison(
     effect on agreement with it. Kappa here pools all raters' pairs into one rater-vs-reference
     table (Cohen 1960, 1968) computed by ``statsmodels.stats.inter_rater.cohens_kappa``.
     """
+    prepared = _exposure_prepare(ratings, reference, visible, level, weighting, categories)
+    bootstrap_iv(bootstrap, seed, confidence_level)
+    return exposure_comparisons({"": prepared}, bootstrap=bootstrap, seed=seed, confidence_level=confidence_level)[""]
+
+
+@dataclass(frozen=True)
+class ExposureInput:
+    """One dimension's anchoring comparison, checked and coded (:func:`exposure_input`)."""
+
+    n_units: int
+    k: int
+    coded: Coded
+    weighting: Weighting
+    units: npt.NDArray[np.intp]
+    cell: npt.NDArray[np.intp]
+    n_pairs: tuple[int, int]
+
+
+def exposure_input(
+    ratings: npt.ArrayLike,
+    reference: npt.ArrayLike,
+    visible: npt.ArrayLike,
+    *,
+    level: Level,
+    weighting: Weighting = "unweighted",
+    categories: Sequence[Any] = (),
+) -> ExposureInput:
+    """The inputs of :func:`exposure_comparison` for one dimension, for :func:`exposure_comparisons`."""
+    return _exposure_prepare(ratings, reference, visible, level, weighting, categories)
+
+
+def _exposure_prepare(
+    ratings: npt.ArrayLike,
+    reference: npt.ArrayLike,
+    visible: npt.ArrayLike,
+    level: object,
+    weighting: object,
+    categories: Sequence[Any],
+) -> ExposureInput:
     level = level_iv(level)
     if weighting not in WEIGHTINGS:
         raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}; got {weighting!r}")
-    bootstrap_iv(bootstrap, seed, confidence_level)
     human = np.asarray(ratings)
     ref = np.asarray(reference).reshape(-1, 1)
     shown = np.asarray(visible)
@@ -237,10 +282,10 @@ def exposure_comparison(
     codes = coded.codes
     ref_codes = codes[:, -1]
     pair = ~np.isnan(codes[:, :-1]) & ~np.isnan(ref_codes)[:, None]
-    groups = {"shown": pair & (shown == 1), "hidden": pair & (shown == 0)}
+    groups = (pair & (shown == 1), pair & (shown == 0))
     k = len(coded.domain)
     unit_of, first, second, group_of = [], [], [], []
-    for g, cells in enumerate(groups.values()):
+    for g, cells in enumerate(groups):
         u, r = np.nonzero(cells)
         unit_of.append(u)
         first.append(codes[u, r].astype(np.intp))
@@ -248,22 +293,57 @@ def exposure_comparison(
         group_of.append(np.full(len(u), g))
     units = np.concatenate(unit_of)
     cell = np.concatenate(group_of) * k * k + np.concatenate(first) * k + np.concatenate(second)
-    n_pairs = [int(np.count_nonzero(cells)) for cells in groups.values()]
+    n_pairs = (int(np.count_nonzero(groups[0])), int(np.count_nonzero(groups[1])))
+    return ExposureInput(
+        n_units=human.shape[0],
+        k=k,
+        coded=coded,
+        weighting=weighting,  # type: ignore[arg-type]
+        units=units,
+        cell=cell,
+        n_pairs=n_pairs,
+    )
 
-    def estimate(weights: npt.NDArray[np.float64]) -> dict[str, float | None]:
-        tables = np.bincount(cell, weights=weights, minlength=2 * k * k).reshape(2, k, k)
-        out: dict[str, float | None] = {}
-        for g, name in enumerate(groups):
-            table = tables[g]
-            total = table.sum()
-            out[f"agreement_{name}"] = float(np.trace(table) / total) if total else None
-            out[f"kappa_{name}"] = table_kappa(table, coded, weighting)[0] if total else None
-        for what in ("kappa", "agreement"):
-            a, b = out[f"{what}_shown"], out[f"{what}_hidden"]
-            out[f"{what}_difference"] = None if a is None or b is None else a - b
-        return out
 
-    point = estimate(np.ones(len(cell)))
+def exposure_comparisons(
+    inputs: Mapping[str, ExposureInput],
+    *,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> dict[str, ExposureComparison]:
+    """:func:`exposure_comparison` for several dimensions of the same units, from one set of
+    resamples: the draws are made once (and are those each alone would make)."""
+    bootstrap_iv(bootstrap, seed, confidence_level)
+    settings = None
+    if bootstrap:
+        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
+    points = {name: _exposure_point(prepared) for name, prepared in inputs.items()}
+    drawing = {name: prepared for name, prepared in inputs.items() if len(prepared.cell)}
+    draws = _exposure_draws(drawing, settings) if settings is not None and drawing else {}
+    out = {}
+    for name, prepared in inputs.items():
+        point, reasons = points[name]
+        intervals = {}
+        if name in draws:
+            drawn = {key: v[~np.isnan(v)] for key, v in draws[name].items() if point[key] is not None}
+            intervals = {key: (percentile_interval(v, settings), len(v)) for key, v in drawn.items()}
+        out[name] = _exposure_result(prepared, point, reasons, intervals, settings if name in draws else None)
+    return out
+
+
+def _exposure_point(prepared: ExposureInput) -> tuple[dict[str, float | None], dict[str, str | None]]:
+    k, coded, weighting, cell, n_pairs = prepared.k, prepared.coded, prepared.weighting, prepared.cell, prepared.n_pairs
+    tables = np.bincount(cell, weights=np.ones(len(cell)), minlength=2 * k * k).reshape(2, k, k)
+    point: dict[str, float | None] = {}
+    for g, name in enumerate(("shown", "hidden")):
+        table = tables[g]
+        total = table.sum()
+        point[f"agreement_{name}"] = float(np.trace(table) / total) if total else None
+        point[f"kappa_{name}"] = table_kappa(table, coded, weighting)[0] if total else None
+    for what in ("kappa", "agreement"):
+        a, b = point[f"{what}_shown"], point[f"{what}_hidden"]
+        point[f"{what}_difference"] = None if a is None or b is None else a - b
     reasons = {
         "agreement_shown": None if n_pairs[0] else NO_EXPOSURE_PAIRS.format(which="shown"),
         "agreement_hidden": None if n_pairs[1] else NO_EXPOSURE_PAIRS.format(which="hidden"),
@@ -272,14 +352,17 @@ def exposure_comparison(
     reasons["kappa_hidden"] = reasons["agreement_hidden"] or _table_kappa_reason(cell, 1, k, coded, weighting)
     for what in ("kappa", "agreement"):
         reasons[f"{what}_difference"] = reasons[f"{what}_shown"] or reasons[f"{what}_hidden"]
+    return point, reasons
 
-    settings, intervals = None, {}
-    if bootstrap and len(cell):
-        settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
-        draws = _exposure_draws(units, cell, human.shape[0], k, coded, weighting, settings)
-        drawn = {key: values[~np.isnan(values)] for key, values in draws.items() if point[key] is not None}
-        intervals = {key: (percentile_interval(values, settings), len(values)) for key, values in drawn.items()}
 
+def _exposure_result(
+    prepared: ExposureInput,
+    point: dict[str, float | None],
+    reasons: dict[str, str | None],
+    intervals: dict[str, tuple[Any, int]],
+    settings: BootstrapSettings | None,
+) -> ExposureComparison:
+    n_pairs, weighting = prepared.n_pairs, prepared.weighting
     weight_name = "unweighted" if weighting == "unweighted" else f"{weighting} weights"
 
     def result(key: str) -> AgreementResult:
@@ -305,43 +388,50 @@ def exposure_comparison(
 
 
 def _exposure_draws(
-    units: npt.NDArray[np.intp],
-    cell: npt.NDArray[np.intp],
-    n_units: int,
-    k: int,
-    coded: Coded,
-    weighting: Weighting,
-    settings: BootstrapSettings,
-) -> dict[str, npt.NDArray[np.float64]]:
-    """Every statistic of the comparison on every resample (NaN where undefined), a batch at a time.
+    inputs: Mapping[str, ExposureInput], settings: BootstrapSettings
+) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
+    """Every statistic of each comparison on every resample (NaN where undefined), a batch at a time.
 
     A unit's pairs fall in a few (group, rating, reference) cells; a resample's two tables are its
     units' counts of those cells, exact integers, and each kappa is the library's on its table
-    (``batched.kappa_batch``).
+    (``batched.kappa_batch``). One draw of units serves every dimension.
     """
-    per_unit = np.zeros((n_units, 2 * k * k), dtype=np.int64)
-    np.add.at(per_unit, (units, cell), 1)
-    patterns, inverse = patterns_of(per_unit)
-    contributions = patterns.astype(float)
-    scores = None if weighting == "unweighted" else kappa_scores(coded)
-    diagonal = np.arange(k)
-    parts: dict[str, list[npt.NDArray[np.float64]]] = {}
+    n_units = next(iter(inputs.values())).n_units
+    if any(prepared.n_units != n_units for prepared in inputs.values()):
+        raise ValueError("the dimensions compared together must have the same units")
+    shapes = {}
+    for name, prepared in inputs.items():
+        k = prepared.k
+        per_unit = np.zeros((n_units, 2 * k * k), dtype=np.int64)
+        np.add.at(per_unit, (prepared.units, prepared.cell), 1)
+        patterns, inverse = patterns_of(per_unit)
+        scores = None if prepared.weighting == "unweighted" else kappa_scores(prepared.coded)
+        shapes[name] = (patterns.astype(float), pattern_matrix(inverse, len(patterns)), scores)
+    diagonal_of = {name: np.arange(prepared.k) for name, prepared in inputs.items()}
+    parts: dict[str, dict[str, list[npt.NDArray[np.float64]]]] = {name: {} for name in inputs}
     with expected_warnings():
         for indices in index_batches(n_units, settings.n_resamples, settings.seed):
-            tables = (pattern_counts(inverse, len(patterns), indices) @ contributions).reshape(-1, 2, k, k)
-            batch: dict[str, npt.NDArray[np.float64]] = {}
-            for g, name in enumerate(("shown", "hidden")):
-                table = np.ascontiguousarray(tables[:, g])
-                total = table.sum(axis=(1, 2))
-                batch[f"agreement_{name}"] = np.where(
-                    total > 0, table[:, diagonal, diagonal].sum(axis=1) / total, np.nan
-                )
-                batch[f"kappa_{name}"] = np.where(total > 0, kappa_batch(table, weighting, scores), np.nan)
-            for what in ("kappa", "agreement"):
-                batch[f"{what}_difference"] = batch[f"{what}_shown"] - batch[f"{what}_hidden"]
-            for key, values in batch.items():
-                parts.setdefault(key, []).append(values)
-    return {key: np.concatenate(values) for key, values in parts.items()}
+            weights = multiplicities(indices, n_units).astype(float)
+            for name, prepared in inputs.items():
+                contributions, matrix, scores = shapes[name]
+                k, diagonal = prepared.k, diagonal_of[name]
+                counts = np.asarray(weights @ matrix)
+                tables = (counts @ contributions).reshape(-1, 2, k, k)
+                batch: dict[str, npt.NDArray[np.float64]] = {}
+                for g, group in enumerate(("shown", "hidden")):
+                    table = np.ascontiguousarray(tables[:, g])
+                    total = table.sum(axis=(1, 2))
+                    with np.errstate(all="ignore"):
+                        agreement = table[:, diagonal, diagonal].sum(axis=1) / total
+                    batch[f"agreement_{group}"] = np.where(total > 0, agreement, np.nan)
+                    batch[f"kappa_{group}"] = np.where(
+                        total > 0, kappa_batch(table, prepared.weighting, scores), np.nan
+                    )
+                for what in ("kappa", "agreement"):
+                    batch[f"{what}_difference"] = batch[f"{what}_shown"] - batch[f"{what}_hidden"]
+                for key, values in batch.items():
+                    parts[name].setdefault(key, []).append(values)
+    return {name: {key: np.concatenate(v) for key, v in found.items()} for name, found in parts.items()}
 
 
 def _table_kappa_reason(

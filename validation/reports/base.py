@@ -27,7 +27,6 @@ from validation.agreement import (
     JointAgreement,
     Measure,
     confusion_matrix,
-    exposure_comparison,
     mean_rating,
 )
 from validation.agreement.measures import (
@@ -36,6 +35,7 @@ from validation.agreement.measures import (
     cohen_key,
     majority_kappa_key,
 )
+from validation.agreement.summaries import exposure_comparisons, exposure_input
 from validation.ratings import HIDDEN, SHOWN, RatingSet
 from validation.reports.tables import (
     WEIGHTS,
@@ -179,26 +179,29 @@ class ReportContext:
         without recorded exposure."""
         if self.judge is None:
             return None
-        key = ("exposure", name)
-        if key not in self._cache:
-            visible = self.ratings.visibility(name, self.human_raters)
-            recorded = (visible == SHOWN) | (visible == HIDDEN)
-            if not recorded.any():
-                self._cache[key] = None
-            else:
-                dimension = self.dimension(name)
-                self._cache[key] = exposure_comparison(
-                    self.humans(name),
-                    self.judge_column(name),  # type: ignore[arg-type]
-                    visible,
-                    level=dimension.level,  # type: ignore[arg-type]
-                    weighting=self.weighting(name),  # type: ignore[arg-type]
-                    categories=dimension.categories,
-                    bootstrap=self.parameters.bootstrap,
-                    seed=self.parameters.seed,
-                    confidence_level=self.parameters.confidence_level,
-                )
-        return self._cache[key]
+        return self.cached("exposure", self._exposures).get(name)
+
+    def _exposures(self) -> dict[str, ExposureComparison]:
+        """Every dimension's comparison with recorded exposure, from one set of resamples."""
+        inputs = {}
+        for dimension in self.dimensions:
+            visible = self.ratings.visibility(dimension.name, self.human_raters)
+            if not ((visible == SHOWN) | (visible == HIDDEN)).any():
+                continue
+            inputs[dimension.name] = exposure_input(
+                self.humans(dimension.name),
+                self.judge_column(dimension.name),  # type: ignore[arg-type]
+                visible,
+                level=dimension.level,  # type: ignore[arg-type]
+                weighting=self.weighting(dimension.name),  # type: ignore[arg-type]
+                categories=dimension.categories,
+            )
+        return exposure_comparisons(
+            inputs,
+            bootstrap=self.parameters.bootstrap,
+            seed=self.parameters.seed,
+            confidence_level=self.parameters.confidence_level,
+        )
 
 
 def human_agreement_measure(ctx: ReportContext, names: Sequence[str]) -> tuple[str, str, str]:
