@@ -28,9 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
-from validation.agreement.bootstrap import multiplicities
 from validation.agreement.coding import Coded
 from validation.agreement.estimators import kappa_scores
 from validation.agreement.measures import (
@@ -45,7 +43,7 @@ from validation.agreement.measures import (
     majority_kappa_key,
 )
 
-__all__ = ["EXACT_RANK_UNITS", "BatchedDimension", "kappa_batch", "pattern_counts", "pattern_matrix", "patterns_of"]
+__all__ = ["EXACT_RANK_UNITS", "BatchedDimension", "kappa_batch", "pattern_counts", "patterns_of"]
 
 Floats = npt.NDArray[np.float64]
 #: Largest number of paired units for which the rank sums behind Spearman's rho stay exact in
@@ -68,30 +66,12 @@ def patterns_of(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt
     return unique, inverse.reshape(-1).astype(np.intp)
 
 
-def pattern_matrix(inverse: npt.NDArray[np.intp], n_patterns: int) -> sparse.csr_matrix:
-    """Units x patterns, 1 where the unit has the pattern: multiplicities times it count patterns."""
-    n_units = len(inverse)
-    return sparse.csr_matrix((np.ones(n_units), (np.arange(n_units), inverse)), shape=(n_units, n_patterns))
-
-
-def pattern_counts(
-    inverse: npt.NDArray[np.intp],
-    n_patterns: int,
-    indices: npt.NDArray[np.intp],
-    *,
-    weights: Floats | None = None,
-    matrix: sparse.csr_matrix | None = None,
-) -> Floats:
-    """(resamples, patterns): how many of each resample's drawn units have each pattern.
-
-    ``weights`` are the batch's multiplicities (:func:`bootstrap.multiplicities`), when several
-    pattern sets share them; ``matrix`` is :func:`pattern_matrix` of ``inverse``.
-    """
-    if weights is None:
-        weights = multiplicities(indices, len(inverse)).astype(float)
-    if matrix is None:
-        matrix = pattern_matrix(inverse, n_patterns)
-    return np.asarray(weights @ matrix)
+def pattern_counts(inverse: npt.NDArray[np.intp], n_patterns: int, indices: npt.NDArray[np.intp]) -> Floats:
+    """(resamples, patterns): how many of each resample's drawn units have each pattern."""
+    offsets = (np.arange(len(indices)) * n_patterns)[:, None]
+    flat = (inverse[indices] + offsets).ravel()
+    counts = np.bincount(flat, minlength=len(indices) * n_patterns)
+    return counts.reshape(len(indices), n_patterns).astype(float)
 
 
 def _one_hot(cells: npt.NDArray[np.intp], size: int) -> Floats:
@@ -178,11 +158,11 @@ class BatchedDimension:
         # Whether the unit has a row among the coefficients' ratings is part of its pattern too.
         in_coefficients = (self.coefficient_rows >= 0).astype(np.int64)[:, None]
         self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients]))
-        self._pattern_matrix = pattern_matrix(self._inverse, len(self._patterns))
         self._codes = self._patterns[:, :-1]
         self._in_coefficients = self._patterns[:, -1] == 1
         self._k = len(full.domain)
         self._columns = [j for j in range(full.n_raters) if self.coefficients is full or j != self.reference]
+        self._means: list[tuple[Floats, npt.NDArray[np.bool_], Callable[[Floats, npt.NDArray[np.intp]], Floats]]] = []
 
     # -- the measures this path computes, by key ----------------------------------------------------
     def measures(self, keys: set[str]) -> dict[str, Callable[[Floats, npt.NDArray[np.intp]], Floats]]:
@@ -211,9 +191,9 @@ class BatchedDimension:
                 out["kendall"] = self._kendall(pairs)
         return out
 
-    def counts(self, indices: npt.NDArray[np.intp], weights: Floats | None = None) -> Floats:
-        """(resamples, patterns) for a batch of draws; ``weights`` its multiplicities, if at hand."""
-        return pattern_counts(self._inverse, len(self._patterns), indices, weights=weights, matrix=self._pattern_matrix)
+    def counts(self, indices: npt.NDArray[np.intp]) -> Floats:
+        """(resamples, patterns) for a batch of draws."""
+        return pattern_counts(self._inverse, len(self._patterns), indices)
 
     # -- helpers over the coefficients' ratings ------------------------------------------------------
     def _category_counts(self) -> npt.NDArray[np.int64]:
@@ -229,6 +209,27 @@ class BatchedDimension:
     def _unit_values(self, per_pattern: Floats) -> Floats:
         return per_pattern[self._inverse]
 
+    def _mean_of(
+        self, values: Floats, included: npt.NDArray[np.bool_]
+    ) -> Callable[[Floats, npt.NDArray[np.intp]], Floats]:
+        """Each resample's mean of ``values`` over its ``included`` units, computed once per batch for
+        equal inputs: with complete data Fleiss' per-unit agreement and the percent agreement's
+        shares are the same numbers (both sum_j n_ij(n_ij - 1) / (n(n - 1))), so one gather serves both."""
+        for known_values, known_included, compute in self._means:
+            if np.array_equal(known_included, included) and np.array_equal(known_values, values, equal_nan=True):
+                return compute
+        last: list[tuple[npt.NDArray[np.intp], Floats]] = []
+
+        def compute(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
+            if last and last[0][0] is indices:
+                return last[0][1]
+            means = _gathered_means(values, included, indices)
+            last[:] = [(indices, means)]
+            return means
+
+        self._means.append((values, included, compute))
+        return compute
+
     def _percent_agreement(self) -> Callable[[Floats, npt.NDArray[np.intp]], Floats]:
         counts = self._category_counts()
         rated = counts.sum(axis=1)
@@ -238,8 +239,7 @@ class BatchedDimension:
         if np.all(np.isin(shares[pairable], (0.0, 1.0))):
             ones, pairable_f = (pairable & (shares == 1)).astype(float), pairable.astype(float)
             return lambda c, indices: _counted_mean(c @ ones, c @ pairable_f)
-        values, included = self._unit_values(np.where(pairable, shares, np.nan)), pairable[self._inverse]
-        return lambda c, indices: _gathered_means(values, included, indices)
+        return self._mean_of(self._unit_values(np.where(pairable, shares, np.nan)), pairable[self._inverse])
 
     def _fleiss(self) -> Callable[[Floats, npt.NDArray[np.intp]], Floats]:
         counts = self._category_counts().astype(float)
@@ -254,10 +254,7 @@ class BatchedDimension:
             def p_mean(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
                 return _counted_mean(c @ ones, c @ units)
         else:
-            values, included = self._unit_values(p_rat), inside[self._inverse]
-
-            def p_mean(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
-                return _gathered_means(values, included, indices)
+            p_mean = self._mean_of(self._unit_values(np.where(inside, p_rat, np.nan)), inside[self._inverse])
 
         def fleiss(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
             columns = c @ counts

@@ -4,18 +4,19 @@ intervals from one resampling of units shared by every measure and dimension."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from validation.agreement import bootstrap as resampling
 from validation.agreement.batched import BatchedDimension
 from validation.agreement.bootstrap import (
     bootstrap_iv,
     expected_warnings,
     index_batches,
-    multiplicities,
     percentile_interval,
     resamples,
 )
@@ -247,16 +248,24 @@ def _resampled_values(
     fast_work = any(fast.values())
     slow_work = any(slow.values())
     done = 0
+
+    def dimension_batch(name: str, indices: npt.NDArray[np.intp]) -> dict[str, npt.NDArray[np.float64]]:
+        counts = batched[name].counts(indices)
+        return {key: compute(counts, indices) for key, compute in fast[name].items()}
+
     if fast_work:
-        with expected_warnings():
+        working = [name for name in prepared if fast[name]]
+        # NumPy releases the GIL in its gathers and reductions, so large data's dimensions run side by side.
+        threads = min(resampling.BOOTSTRAP_THREADS, len(working)) if n_shared >= resampling.THREADED_FROM_UNITS else 1
+        with expected_warnings(), ThreadPoolExecutor(max_workers=max(threads, 1)) as pool:
             for indices in index_batches(n_shared, n_resamples, settings.seed):
-                weights = multiplicities(indices, n_shared).astype(float)  # shared by every dimension
-                for name, measures in fast.items():
-                    if not measures:
-                        continue
-                    counts = batched[name].counts(indices, weights)
-                    for key, compute in measures.items():
-                        values[(name, key)][done : done + len(indices)] = compute(counts, indices)
+                batch = [indices] * len(working)
+                found = (
+                    pool.map(dimension_batch, working, batch) if threads > 1 else map(dimension_batch, working, batch)
+                )
+                for name, results in zip(working, found, strict=True):
+                    for key, column in results.items():
+                        values[(name, key)][done : done + len(indices)] = column
                 done += len(indices)
                 if progress is not None:
                     progress(done // 2 if slow_work else done, n_resamples)

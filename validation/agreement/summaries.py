@@ -10,12 +10,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from validation.agreement.batched import kappa_batch, pattern_matrix, patterns_of
+from validation.agreement.batched import kappa_batch, pattern_counts, patterns_of
 from validation.agreement.bootstrap import (
     bootstrap_iv,
     expected_warnings,
     index_batches,
-    multiplicities,
     percentile_interval,
 )
 from validation.agreement.coding import Coded, coded_from_array, level_iv
@@ -406,16 +405,15 @@ def _exposure_draws(
         np.add.at(per_unit, (prepared.units, prepared.cell), 1)
         patterns, inverse = patterns_of(per_unit)
         scores = None if prepared.weighting == "unweighted" else kappa_scores(prepared.coded)
-        shapes[name] = (patterns.astype(float), pattern_matrix(inverse, len(patterns)), scores)
+        shapes[name] = (patterns.astype(float), inverse, scores)
     diagonal_of = {name: np.arange(prepared.k) for name, prepared in inputs.items()}
     parts: dict[str, dict[str, list[npt.NDArray[np.float64]]]] = {name: {} for name in inputs}
     with expected_warnings():
         for indices in index_batches(n_units, settings.n_resamples, settings.seed):
-            weights = multiplicities(indices, n_units).astype(float)
             for name, prepared in inputs.items():
-                contributions, matrix, scores = shapes[name]
+                contributions, inverse, scores = shapes[name]
                 k, diagonal = prepared.k, diagonal_of[name]
-                counts = np.asarray(weights @ matrix)
+                counts = pattern_counts(inverse, len(contributions), indices)
                 tables = (counts @ contributions).reshape(-1, 2, k, k)
                 batch: dict[str, npt.NDArray[np.float64]] = {}
                 for g, group in enumerate(("shown", "hidden")):
