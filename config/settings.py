@@ -257,6 +257,9 @@ X_FRAME_OPTIONS = "DENY"
 # Heavy agreement requests: a page or API request computes at most this many bootstrap resamples
 # itself; more are computed by a worker and cached under the inputs' fingerprint, and the page polls.
 CONCORD_REQUEST_BOOTSTRAP_MAX = int(os.environ.get("CONCORD_REQUEST_BOOTSTRAP_MAX", "1000"))
+# ... and at most this many items x resamples: a larger project's report is computed by a worker too,
+# and the page shows its progress.
+CONCORD_REQUEST_BOOTSTRAP_WORK = int(os.environ.get("CONCORD_REQUEST_BOOTSTRAP_WORK", "20000000"))
 # A background computation not finished by then is reported as failed (no endless "computing").
 CONCORD_REPORT_JOB_SECONDS = int(os.environ.get("CONCORD_REPORT_JOB_SECONDS", "900"))
 

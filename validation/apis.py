@@ -68,7 +68,7 @@ class AgreementApi(APIView):
             seed=query.validated_data["seed"],
         )
         try:
-            if needs_worker(parameters):
+            if needs_worker(parameters, project=project):
                 job = agreement_job(project=project, parameters=parameters, retry=query.validated_data["retry"])
                 return _job_response(request, job)
             results = project_dimension_agreement(project=project, parameters=parameters)

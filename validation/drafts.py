@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from validation.agreement import AgreementResult, BootstrapSettings, percentile_interval
+from validation.agreement.bootstrap import index_batches, multiplicities
 
 __all__ = ["CATEGORIES", "DraftAcceptance", "draft_acceptance", "levenshtein"]
 
@@ -121,14 +122,16 @@ def draft_acceptance(
     intervals: dict[str, tuple] = {}
     if bootstrap and len(pairs):
         settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
-        rng = np.random.default_rng(seed)
-        draws: dict[str, list[float]] = {name: [] for name in CATEGORIES}
-        for _ in range(bootstrap):
-            weights = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)[unit_index]
-            total = weights.sum()
+        draws: dict[str, list[npt.NDArray[np.float64]]] = {name: [] for name in CATEGORIES}
+        for indices in index_batches(n_units, bootstrap, seed):
+            # Each pair weighs as often as its item was drawn; integer sums, so exact.
+            weights = multiplicities(indices, n_units)[:, unit_index]
+            total = weights.sum(axis=1)
             for name in CATEGORIES:
-                draws[name].append(float(weights[flags[name]].sum() / total))
-        intervals = {name: (percentile_interval(values, settings), bootstrap) for name, values in draws.items()}
+                draws[name].append(weights[:, flags[name]].sum(axis=1) / total)
+        intervals = {
+            name: (percentile_interval(np.concatenate(values), settings), bootstrap) for name, values in draws.items()
+        }
 
     shares = {}
     for name in CATEGORIES:

@@ -1,8 +1,9 @@
 """Agreement numbers too heavy for one request: a worker computes them, cached under the inputs' fingerprint.
 
-A page or API request computes at most ``CONCORD_REQUEST_BOOTSTRAP_MAX`` bootstrap resamples itself.
-Above that, the first request queues one Celery task and answers "computing"; the task stores its
-result (or its failure) in the cache under a key made of the project's data fingerprint
+A page or API request computes at most ``CONCORD_REQUEST_BOOTSTRAP_MAX`` bootstrap resamples itself,
+and at most ``CONCORD_REQUEST_BOOTSTRAP_WORK`` items x resamples. Above that, the first request
+queues one Celery task and answers "computing"; the task reports its progress and stores its result
+(or its failure) in the cache under a key made of the project's data fingerprint
 (``project_data_state``) and the parameters, so every later request with the same inputs reads it,
 and a change to the data gives a new key. A job that no worker finishes within
 ``CONCORD_REPORT_JOB_SECONDS`` counts as failed, so a page never waits forever.
@@ -24,6 +25,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from annotation.models import Project
+from annotation.selectors import project_size
+from validation.agreement.dimensions import Progress
 from validation.reports import ReportParameters
 from validation.selectors import project_data_state, project_dimension_agreement, project_report
 
@@ -49,6 +52,8 @@ class JobState:
     started_at: float
     result: Any = None
     error: str = ""
+    #: Share of the work done while running (0 to 1), None before the worker reports any.
+    progress: float | None = None
 
     @property
     def pending(self) -> bool:
@@ -60,8 +65,14 @@ def request_bootstrap_max() -> int:
     return settings.CONCORD_REQUEST_BOOTSTRAP_MAX
 
 
-def needs_worker(parameters: ReportParameters) -> bool:
-    return parameters.bootstrap > request_bootstrap_max()
+def needs_worker(parameters: ReportParameters, *, project: Project | None = None) -> bool:
+    """Whether a worker computes these numbers: too many resamples, or too many items x resamples."""
+    if parameters.bootstrap > request_bootstrap_max():
+        return True
+    if project is None or not parameters.bootstrap:
+        return False
+    size = project_size(project=project)
+    return (size.regular + size.qualification) * parameters.bootstrap > settings.CONCORD_REQUEST_BOOTSTRAP_WORK
 
 
 def job_key(*, kind: JobKind, project: Project, parameters: ReportParameters) -> str:
@@ -69,25 +80,38 @@ def job_key(*, kind: JobKind, project: Project, parameters: ReportParameters) ->
     return f"concord:job:{kind}:{project.pk}:{project_data_state(project=project)}:{digest}"
 
 
-def _agreement_json(project: Project, parameters: ReportParameters) -> dict[str, Any]:
-    dimensions = project_dimension_agreement(project=project, parameters=parameters)
+def _agreement_json(project: Project, parameters: ReportParameters, progress: Progress) -> dict[str, Any]:
+    dimensions = project_dimension_agreement(project=project, parameters=parameters, progress=progress)
     return {"dimensions": {name: found.to_json_dict() for name, found in dimensions.items()}}
 
 
 #: What each kind of job computes: the report page's Report, or the agreement API's JSON.
 COMPUTE = {
-    "report": lambda project, parameters: project_report(project=project, parameters=parameters),
+    "report": lambda project, parameters, progress: project_report(
+        project=project, parameters=parameters, progress=progress
+    ),
     "agreement": _agreement_json,
 }
+#: Least seconds between two progress writes to the cache.
+PROGRESS_EVERY = 0.5
 
 
 def job_run(*, kind: JobKind, key: str, project_id: int, parameters: dict[str, Any]) -> None:
     """The worker's side: compute, then store the result or the failure under ``key``."""
     started = time.time()
-    cache.set(key, JobState(RUNNING, started), settings.CONCORD_REPORT_JOB_SECONDS + 60)
+    lifetime = settings.CONCORD_REPORT_JOB_SECONDS + 60
+    cache.set(key, JobState(RUNNING, started), lifetime)
+    written = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - written[0] >= PROGRESS_EVERY and total:
+            written[0] = now
+            cache.set(key, JobState(RUNNING, started, progress=min(done / total, 1.0)), lifetime)
+
     try:
         project = Project.objects.get(pk=project_id)
-        result = COMPUTE[kind](project, ReportParameters.from_json_dict(parameters))
+        result = COMPUTE[kind](project, ReportParameters.from_json_dict(parameters), progress)
     except Exception as exc:  # recorded for the page and the API; the worker carries on
         logger.exception("%s job %s failed", kind, key)
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

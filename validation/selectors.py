@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Prefetch, QuerySet
 from annotation.models import Annotation, Item, Project
 from judges.models import Suggestion
 from validation.agreement import DimensionAgreement
+from validation.agreement.dimensions import Progress
 from validation.models import ReportSnapshot, SnapshotCheck
 from validation.ratings import project_ratings
 from validation.reports import Figure, Report, ReportParameters, build_report
@@ -24,6 +25,7 @@ __all__ = [
     "project_dimension_agreement",
     "project_report",
     "project_snapshots",
+    "report_cache_key",
     "report_figures",
 ]
 
@@ -59,12 +61,13 @@ def _cache_key(project: Project, parameters: ReportParameters) -> str:
     return f"concord:report:{project.pk}:{project_data_state(project=project)}:{digest}"
 
 
-def project_report(*, project: Project, parameters: ReportParameters) -> Report:
-    """The project's report for these parameters, computed once per state of its data."""
+def project_report(*, project: Project, parameters: ReportParameters, progress: Progress | None = None) -> Report:
+    """The project's report for these parameters, computed once per state of its data (any new
+    answer, item or suggestion changes the key). ``progress`` follows the bootstrap."""
     key = _cache_key(project, parameters)
     report = cache.get(key)
     if report is None:
-        report = build_report(project=project, parameters=parameters)
+        report = build_report(project=project, parameters=parameters, progress=progress)
         cache.set(key, report, CACHE_SECONDS)
     return report
 
@@ -83,10 +86,15 @@ def _figure_uris(figures: Any, key_prefix: str) -> list[tuple[Figure, str]]:
     return out
 
 
+def report_cache_key(report: Report) -> str:
+    """What identifies a report's rendering: its project, inputs' digest and parameters."""
+    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    return f"{report.project}:{report.inputs_sha256[:32]}:{parameters}"
+
+
 def report_figures(*, report: Report) -> list[tuple[Figure, str]]:
     """Each figure with its SVG as a data URI (cached with the report's inputs and parameters)."""
-    parameters = hashlib.sha256(json.dumps(report.parameters.to_json_dict(), sort_keys=True).encode()).hexdigest()[:16]
-    return _figure_uris(report.figures, f"concord:figure-svg:{report.project}:{report.inputs_sha256[:32]}:{parameters}")
+    return _figure_uris(report.figures, f"concord:figure-svg:{report_cache_key(report)}")
 
 
 def evaluation_figures(*, evaluation: Any) -> list[tuple[Figure, str]]:
@@ -107,7 +115,11 @@ def project_snapshots(*, project: Project) -> QuerySet[ReportSnapshot]:
 
 
 def project_dimension_agreement(
-    *, project: Project, parameters: ReportParameters, judge_as_rater: bool = False
+    *,
+    project: Project,
+    parameters: ReportParameters,
+    judge_as_rater: bool = False,
+    progress: Progress | None = None,
 ) -> dict[str, DimensionAgreement]:
     """Every dimension's agreement for a project (the ``agreement`` command's and the API's numbers).
 
@@ -115,5 +127,7 @@ def project_dimension_agreement(
     """
     judge = judge_info(project, parameters.judge_run_id)
     ratings = project_ratings(project=project, judge_run_id=parameters.judge_run_id, sources=parameters.sources or None)
-    agreement, _ = report_agreement(ratings, project.task_kind, parameters, judge, judge_as_rater=judge_as_rater)
+    agreement, _ = report_agreement(
+        ratings, project.task_kind, parameters, judge, judge_as_rater=judge_as_rater, progress=progress
+    )
     return agreement.dimensions

@@ -13,6 +13,7 @@ urlpatterns = [
     path("p/<slug:slug>/estimates/", estimate_views.estimates_page, name="estimates"),
     path("p/<slug:slug>/estimates/freeze/", estimate_views.estimates_freeze, name="estimates_freeze"),
     path("p/<slug:slug>/report/", views.report, name="report"),
+    path("p/<slug:slug>/report/figures/", views.report_figures_part, name="report_figures"),
     path("p/<slug:slug>/report/download.<str:fmt>", views.report_download, name="report_download"),
     path("p/<slug:slug>/report/freeze/", views.report_freeze, name="report_freeze"),
     path("p/<slug:slug>/report/snapshots/<int:snapshot_id>/", views.snapshot_detail, name="report_snapshot"),

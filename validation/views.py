@@ -23,7 +23,7 @@ from validation.models import ReportSnapshot
 from validation.report_jobs import DONE, FAILED, JobState, needs_worker, request_bootstrap_max
 from validation.report_queue import report_job
 from validation.reports import Report, ReportParameters, Table, UnknownJudgeRun
-from validation.selectors import project_report, project_snapshots, report_figures
+from validation.selectors import project_report, project_snapshots, report_cache_key, report_figures
 from validation.services import render_report, report_snapshot_check, report_snapshot_create
 
 NOT_A_RESEARCHER = "Only the project's researchers can read its agreement report."
@@ -111,7 +111,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     parameters = _parameters(form)
     if parameters is not None:
         try:
-            if needs_worker(parameters):
+            if needs_worker(parameters, project=project):
                 # Too many resamples for one request: a worker computes them; this page polls.
                 job = report_job(project=project, parameters=parameters, retry="retry" in request.GET)
                 if job.status != DONE:
@@ -122,11 +122,39 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
         except UnknownJudgeRun as exc:
             form.add_error("judge", exc.message)
         else:
-            context |= {"report": result, "figures": report_figures(report=result), "parameters": parameters}
-            context["estimates_forest"] = report_forest(project=project, run_id=parameters.judge_run_id)
+            context |= {"report": result, "parameters": parameters, "tables_key": report_cache_key(result)}
+            if request.htmx:
+                # Tables first: the plots (drawing them takes longer than the numbers) load after.
+                context["figures_later"] = True
+            else:
+                context |= _figures_context(project, parameters, result)
     context["snapshots"] = project_snapshots(project=project)[:20]
     template = "validation/report.html#report-body" if request.htmx else "validation/report.html"
     return render(request, template, context)
+
+
+def _figures_context(project: Project, parameters: ReportParameters, result: Report) -> dict:
+    return {
+        "figures": report_figures(report=result),
+        "estimates_forest": report_forest(project=project, run_id=parameters.judge_run_id),
+    }
+
+
+@login_required
+def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
+    """The report's plots, which the report body loads once its tables are on screen."""
+    project = _researcher_project(request, slug)
+    parameters = _parameters(_form(request, project))
+    if parameters is None:
+        return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
+    try:
+        result = _current_report(project, parameters)
+    except UnknownJudgeRun as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    if result is None:
+        return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
+    context = {"project": project, "parameters": parameters, **_figures_context(project, parameters, result)}
+    return render(request, "validation/report.html#report-figures", context)
 
 
 def _report_pending(
@@ -151,7 +179,7 @@ def _report_pending(
 
 def _current_report(project: Project, parameters: ReportParameters) -> Report | None:
     """The report for a download or a freeze: computed here, or the worker's when it is done (else None)."""
-    if not needs_worker(parameters):
+    if not needs_worker(parameters, project=project):
         return project_report(project=project, parameters=parameters)
     job = report_job(project=project, parameters=parameters)
     return job.result if job.status == DONE else None

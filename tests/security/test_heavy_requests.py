@@ -16,7 +16,7 @@ from annotation.models import Role
 from annotation.services import membership_add
 from tests.api.conftest import client_for
 from tests.validation.conftest import add_items, annotate, copa_value
-from validation.report_jobs import DONE, FAILED, QUEUED, STALLED, JobState, job_key
+from validation.report_jobs import DONE, FAILED, QUEUED, RUNNING, STALLED, JobState, job_key, job_run
 from validation.reports import ReportParameters
 
 pytestmark = pytest.mark.django_db
@@ -154,3 +154,42 @@ class ServerTests:
         assert (config["workers"], config["threads"]) == (16, 2)
         monkeypatch.setenv("WEB_CONCURRENCY", "3")
         assert runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))["workers"] == 3
+
+
+class LargeProjectTests:
+    def test_many_items_times_resamples_go_to_a_worker_even_within_the_resample_cap(self, client, team, settings):
+        project, people = team
+        settings.CONCORD_REQUEST_BOOTSTRAP_WORK = 8 * CAP - 1  # 8 items x CAP resamples is just above
+        client.force_login(people["res"])
+        assert "Inputs SHA-256" in page(client, project, f"?bootstrap={CAP}").content.decode()
+        state = cache.get(key_for("report", project, CAP))
+        assert state is not None and state.status == DONE
+
+    def test_the_page_shows_the_workers_progress(self, client, team):
+        project, people = team
+        cache.set(key_for("report", project, 500), JobState(RUNNING, time.time(), progress=0.4), 600)
+        client.force_login(people["res"])
+        html = page(client, project, "?bootstrap=500").content.decode()
+        assert re.search(r'<progress[^>]*max="100" value="40"', html)
+        assert "40% of the resamples" in html and 'hx-trigger="load delay:2s"' in html
+
+    def test_the_worker_reports_progress_while_it_bootstraps(self, team):
+        project, _ = team
+        key = key_for("report", project, 50)
+        seen = []
+        original = cache.set
+
+        def recording_set(cache_key, value, *args, **kwargs):
+            if cache_key == key and isinstance(value, JobState):
+                seen.append((value.status, value.progress))
+            return original(cache_key, value, *args, **kwargs)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cache, "set", recording_set)
+            patch.setattr("validation.report_jobs.PROGRESS_EVERY", 0.0)
+            job_run(
+                kind="report", key=key, project_id=project.pk, parameters=ReportParameters(bootstrap=50).to_json_dict()
+            )
+        progress = [p for status, p in seen if status == RUNNING and p is not None]
+        assert progress and progress == sorted(progress) and progress[-1] == 1.0
+        assert seen[-1][0] == DONE

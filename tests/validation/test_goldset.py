@@ -197,3 +197,41 @@ class ConfigurationTests:
         client.force_login(expert)
         page = client.get(reverse("project_detail", args=[project.slug])).content.decode()
         assert "Gold-ready: 3 of 4 items (75%)" in page and "2 waiting for an expert" in page
+
+
+class CopaBenchmarkShapeTests:
+    def test_an_exported_copa_benchmark_pairs_up_again_with_its_meta(self, make_project, make_user, tmp_path):
+        """CoPA's evaluation pairs the accepted and the top-voted answer by pair id: the export keeps both."""
+        from validation.evaluations.copa_report import copa_pairs
+
+        project = make_project("copa_likert", slug="copa-bench", overlap=2)
+        base = COPA.example_payload()
+        records = [
+            {
+                **base,
+                "external_id": f"q{q}-{source}",
+                "pair_id": f"q{q}",
+                "response_source": source,
+                "meta": {"category": "how-to", "response_score": q},
+            }
+            for q in range(3)
+            for source in ("accepted", "top-voted")
+        ]
+        import_items(project=project, path=write_jsonl(tmp_path / "i.jsonl", records))
+        people = [make_user(f"b{i}") for i in range(2)]
+        for item in project.items.all():
+            for user in people:
+                annotation_submit(item=item, user=user, value=scores())
+        path = tmp_path / "bench.jsonl"
+        call_command("export_gold", project.slug, "--format", "jsonl", "--shape", "benchmark", "-o", str(path))
+        exported = [json.loads(line) for line in path.read_text().splitlines()]
+        sides: dict[str, dict[str, str]] = {}
+        for record in exported:
+            sides.setdefault(record["pair_id"], {})[record["response_source"]] = record["id"]
+            assert record["meta"]["category"] == "how-to"
+        pairs = copa_pairs(project)
+        assert {
+            p.pair_id: {"accepted": pairs.external_ids[p.accepted], "top-voted": pairs.external_ids[p.top]}
+            for p in pairs.pairs
+        } == sides
+        assert len(sides) == 3

@@ -33,8 +33,11 @@ def judged_report(make_project, make_user, judge_run, client):
             annotate(project, item, rater, copa_value((i + shift) % 3))
         suggest(run, item, copa_value(1))
     client.force_login(researcher)
-    page = client.get(reverse("report", args=[project.slug]), {"judge": run.pk, "bootstrap": 0}, HTTP_HX_REQUEST="true")
-    return page.content.decode()
+    query = {"judge": run.pk, "bootstrap": 0}
+    page = client.get(reverse("report", args=[project.slug]), query, HTTP_HX_REQUEST="true")
+    # The plots load after the tables, from their own URL.
+    figures = client.get(reverse("report_figures", args=[project.slug]), query, HTTP_HX_REQUEST="true")
+    return page.content.decode() + figures.content.decode()
 
 
 class TableLayoutTests:

@@ -1,9 +1,12 @@
 """Inter-rater agreement: pure functions over rating arrays and long-format records.
 
-The package, by role: ``coding`` (ratings into category codes), ``estimators`` (each measure),
-``dimensions`` (all measures of one or several dimensions), ``bootstrap`` (resampling and the
-percentile interval), ``results`` (the result objects and their JSON), ``measures`` (the registry
-of measure keys, methods and labels). Tables of results are rendered by ``validation.reports.render``.
+The package, by role: ``coding`` (ratings into category codes), ``estimators`` (each measure on
+coded ratings), ``coefficients`` (the public per-measure functions), ``summaries`` (confusion
+matrices, means, the random-guess F1, the anchoring comparison), ``dimensions`` (all measures of one
+or several dimensions), ``bootstrap`` (the resampler and the percentile interval), ``batched`` (the
+bootstrap's fast path over batches of resamples), ``results`` (the result objects and their JSON),
+``measures`` (the registry of measure keys, methods and labels). Tables of results are rendered
+by ``validation.reports.render``.
 
 Every coefficient comes from a maintained library; this module only shapes the data, guards the
 degenerate cases and bootstraps:
@@ -37,18 +40,14 @@ Conventions
 
 from validation.agreement.bootstrap import percentile_interval
 from validation.agreement.coding import DimensionInput, Rating, Value
-from validation.agreement.dimensions import dimension_agreement, joint_agreement
-from validation.agreement.estimators import (
+from validation.agreement.coefficients import (
     cohen_kappa,
-    confusion_matrix,
-    exposure_comparison,
     fleiss_kappa,
     krippendorff_alpha,
-    mean_rating,
     percent_agreement,
-    random_guess_f1,
     rank_correlation,
 )
+from validation.agreement.dimensions import dimension_agreement, joint_agreement
 from validation.agreement.measures import (
     CORRELATION_METHODS,
     LEVELS,
@@ -91,6 +90,7 @@ from validation.agreement.results import (
     JointAgreement,
     ReferenceAgreement,
 )
+from validation.agreement.summaries import confusion_matrix, exposure_comparison, mean_rating, random_guess_f1
 
 __all__ = [
     "CONSTANT",

@@ -3,14 +3,23 @@ intervals from one resampling of units shared by every measure and dimension."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from validation.agreement.bootstrap import bootstrap_iv, percentile_interval, resamples
+from validation.agreement import bootstrap as resampling
+from validation.agreement.batched import BatchedDimension
+from validation.agreement.bootstrap import (
+    bootstrap_iv,
+    expected_warnings,
+    index_batches,
+    percentile_interval,
+    resamples,
+)
 from validation.agreement.coding import (
     Coded,
     DimensionInput,
@@ -51,6 +60,9 @@ from validation.agreement.results import (
     JointAgreement,
     ReferenceAgreement,
 )
+
+#: Told (resamples done, resamples in all) as a bootstrap advances, e.g. for a progress bar.
+Progress = Callable[[int, int], None]
 
 
 def _dimension_agreement_iv(
@@ -206,6 +218,81 @@ def _assemble(prepared: _Prepared, results: Mapping[str, AgreementResult], setti
     )
 
 
+def _resampled_values(
+    prepared: Mapping[str, _Prepared],
+    defined: Mapping[str, Mapping[str, _Measure]],
+    n_shared: int,
+    settings: BootstrapSettings,
+    progress: Progress | None,
+) -> dict[tuple[str, str], npt.NDArray[np.float64]]:
+    """Every defined measure's value on every resample (NaN where the resample leaves it undefined).
+
+    Measures the batched path computes exactly come from it (``validation.agreement.batched``);
+    the rest are computed by the library on each resample, from the same draws.
+    """
+    n_resamples = settings.n_resamples
+    values = {(name, key): np.full(n_resamples, np.nan) for name, keys in defined.items() for key in keys}
+    batched = {
+        name: BatchedDimension(
+            level=p.level,
+            coefficients=p.coefficients,
+            coefficient_rows=p.coefficient_rows,
+            full=p.full,
+            full_rows=p.full_rows,
+            reference=p.reference,
+        )
+        for name, p in prepared.items()
+    }
+    fast = {name: batched[name].measures(set(defined[name])) for name in prepared}
+    slow = {name: {k: m for k, m in defined[name].items() if k not in fast[name]} for name in prepared}
+    fast_work = any(fast.values())
+    slow_work = any(slow.values())
+    done = 0
+
+    def dimension_batch(name: str, indices: npt.NDArray[np.intp]) -> dict[str, npt.NDArray[np.float64]]:
+        counts = batched[name].counts(indices)
+        return {key: compute(counts, indices) for key, compute in fast[name].items()}
+
+    if fast_work:
+        working = [name for name in prepared if fast[name]]
+        # NumPy releases the GIL in its gathers and reductions, so large data's dimensions run side by side.
+        threads = min(resampling.BOOTSTRAP_THREADS, len(working)) if n_shared >= resampling.THREADED_FROM_UNITS else 1
+        with expected_warnings(), ThreadPoolExecutor(max_workers=max(threads, 1)) as pool:
+            for indices in index_batches(n_shared, n_resamples, settings.seed):
+                batch = [indices] * len(working)
+                found = (
+                    pool.map(dimension_batch, working, batch) if threads > 1 else map(dimension_batch, working, batch)
+                )
+                for name, results in zip(working, found, strict=True):
+                    for key, column in results.items():
+                        values[(name, key)][done : done + len(indices)] = column
+                done += len(indices)
+                if progress is not None:
+                    progress(done // 2 if slow_work else done, n_resamples)
+    if slow_work:
+
+        def one(units: npt.NDArray[np.intp]) -> dict[str, dict[str, float | None]]:
+            resampled: dict[str, dict[str, float | None]] = {}
+            for name, p in prepared.items():
+                if slow[name]:
+                    coefficients, full = p.resample(units)
+                    resampled[name] = {
+                        key: compute(coefficients, full, quiet=True)[0] for key, compute in slow[name].items()
+                    }
+            return resampled
+
+        for b, resampled in enumerate(resamples(one, n_shared, n_resamples, settings.seed)):
+            for name, found in resampled.items():
+                for key, statistic in found.items():
+                    if statistic is not None:
+                        values[(name, key)][b] = statistic
+            if progress is not None and (b + 1) % 50 == 0:
+                progress((n_resamples + b + 1) // 2 if fast_work else b + 1, n_resamples)
+    if progress is not None:
+        progress(n_resamples, n_resamples)
+    return values
+
+
 def _run(
     prepared: Mapping[str, _Prepared],
     n_shared: int,
@@ -213,6 +300,7 @@ def _run(
     bootstrap: int,
     seed: int,
     confidence_level: float,
+    progress: Progress | None = None,
 ) -> JointAgreement:
     measures = {name: p.measures() for name, p in prepared.items()}
     points = {name: _estimate_all(p, measures[name]) for name, p in prepared.items()}
@@ -227,32 +315,20 @@ def _run(
             for name in prepared
         }
         overall_keys = [key for key in common if overall[key].statistic is not None]
-        draws: dict[tuple[str | None, str], list[float]] = {
-            (name, key): [] for name, keys in defined.items() for key in keys
-        } | {(None, key): [] for key in overall_keys}
-
-        def one(units: npt.NDArray[np.intp]) -> dict[str, dict[str, float | None]]:
-            resampled: dict[str, dict[str, float | None]] = {}
-            for name, p in prepared.items():
-                coefficients, full = p.resample(units)
-                resampled[name] = {
-                    key: compute(coefficients, full, quiet=True)[0] for key, compute in defined[name].items()
-                }
-            return resampled
-
-        for resampled in resamples(one, n_shared, bootstrap, seed):
-            for name, values in resampled.items():
-                for key, statistic in values.items():
-                    if statistic is not None:
-                        draws[(name, key)].append(statistic)
-            for key in overall_keys:
-                values = [resampled[name].get(key) for name in prepared]
-                if all(v is not None for v in values):
-                    draws[(None, key)].append(float(np.mean(values)))  # type: ignore[arg-type]
-        for (name, key), values in draws.items():
-            target = points[name] if name is not None else overall
+        values = _resampled_values(prepared, defined, n_shared, settings, progress)
+        for (name, key), column in values.items():
+            target = points[name]
+            drawn = column[~np.isnan(column)]
             target[key] = replace(
-                target[key], confidence_interval=percentile_interval(values, settings), n_resamples=len(values)
+                target[key], confidence_interval=percentile_interval(drawn, settings), n_resamples=len(drawn)
+            )
+        for key in overall_keys:
+            # The overall mean of a resample, where every dimension defines the measure.
+            stacked = np.column_stack([values[(name, key)] for name in prepared])
+            complete = stacked[~np.isnan(stacked).any(axis=1)]
+            means = complete.mean(axis=1) if len(complete) else np.zeros(0)
+            overall[key] = replace(
+                overall[key], confidence_interval=percentile_interval(means, settings), n_resamples=len(means)
             )
 
     return JointAgreement(
@@ -287,6 +363,7 @@ def joint_agreement(
     bootstrap: int = 0,
     seed: int = 0,
     confidence_level: float = 0.95,
+    progress: Progress | None = None,
 ) -> JointAgreement:
     """All agreement measures for several dimensions rated on the same units by the same raters.
 
@@ -305,6 +382,8 @@ def joint_agreement(
     bootstrap, seed, confidence_level
         As for :func:`dimension_agreement`. Units (rows) are resampled once per resample for every
         dimension.
+    progress : callable, optional
+        Called with (resamples done, resamples in all) as the bootstrap advances.
 
     Returns
     -------
@@ -327,7 +406,9 @@ def joint_agreement(
             raise ValueError(f"dimension {name!r}: {coded.n_raters} columns but {len(raters)} raters")
         prepared[name] = _prepare(coded, raters, reference, reference_in_coefficients)
     n_shared = shape[0] if shape else 0
-    return _run(prepared, n_shared, bootstrap=bootstrap, seed=seed, confidence_level=confidence_level)
+    return _run(
+        prepared, n_shared, bootstrap=bootstrap, seed=seed, confidence_level=confidence_level, progress=progress
+    )
 
 
 def dimension_agreement(

@@ -29,6 +29,7 @@ from annotation.kinds.base import TaskKind
 from annotation.models import Item, Project
 from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
+from validation.agreement.dimensions import Progress
 from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, latest_annotations, project_ratings
 from validation.reports.base import Figure, JudgeInfo, ReportBuilder, ReportContext, ReportParameters, Table
 
@@ -165,6 +166,7 @@ def report_agreement(
     judge: JudgeInfo | None,
     *,
     judge_as_rater: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[JointAgreement, tuple[str, ...]]:
     """People's agreement on every dimension, with the judge (when given) compared with them; it
     counts among them in the coefficients only with ``judge_as_rater``."""
@@ -181,6 +183,7 @@ def report_agreement(
         bootstrap=parameters.bootstrap,
         seed=parameters.seed,
         confidence_level=parameters.confidence_level,
+        progress=progress,
     )
     return agreement, humans
 
@@ -331,7 +334,7 @@ def _minute(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def build_report(*, project: Project, parameters: ReportParameters) -> Report:
+def build_report(*, project: Project, parameters: ReportParameters, progress: Progress | None = None) -> Report:
     """Compute a project's report: ratings, agreement with intervals, the kind's tables and figures.
 
     Raises
@@ -344,7 +347,7 @@ def build_report(*, project: Project, parameters: ReportParameters) -> Report:
     ratings = project_ratings(
         project=project, judge_run_id=judge.run_id if judge else None, sources=parameters.sources or None
     )
-    agreement, humans = report_agreement(ratings, kind, parameters, judge)
+    agreement, humans = report_agreement(ratings, kind, parameters, judge, progress=progress)
     builder = report_builder(kind)
     source = ReportSource(project=project, kind=kind, parameters=parameters, ratings=ratings, human_raters=humans)
     loaded = {name: INPUT_LOADERS[name](source) for name in builder.inputs}

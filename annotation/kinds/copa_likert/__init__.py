@@ -178,13 +178,17 @@ class CopaLikert(TaskKind):
         return tuple(scores[code] for code in FACTORS)
 
     def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
+        # The pair id and meta stay: CoPA's evaluation pairs the accepted with the top-voted response
+        # by pair id and breaks results down by the meta's category.
         return {
             "id": external_id,
             "question": payload["question"],
             "response": payload["response"],
             "response_source": payload["response_source"],
+            **({"pair_id": payload["pair_id"]} if "pair_id" in payload else {}),
             "profile": payload["profile"],
             **{code: gold["scores"][code] for code in FACTORS},
+            **({"meta": payload["meta"]} if "meta" in payload else {}),
         }
 
     missing_verb = "score"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
 from annotation.models import Role
 from annotation.services import membership_add
 from tests.validation.conftest import add_items, annotate, copa_value
+from validation import selectors
 from validation.models import ReportSnapshot
 from validation.reports import ReportParameters
 from validation.services import report_snapshot_create
@@ -55,7 +58,37 @@ class ReportPageTests:
         html = body.content.decode()
         assert body.status_code == 200 and "<html" not in html
         assert "CoPA scoring vs human judgement (Table 7)" in html and "Overall" in html
-        assert "data:image/svg+xml;base64," in html and "Inputs SHA-256" in html
+        assert "Inputs SHA-256" in html
+
+    def test_the_tables_come_first_and_the_plots_after(self, client, team):
+        project, people = team
+        client.force_login(people["res"])
+        html = client.get(url("report", project) + "?bootstrap=20", HTTP_HX_REQUEST="true").content.decode()
+        assert "data:image/svg+xml" not in html and "Table 7" in html
+        later = re.search(r'<div id="report-figures" hx-get="([^"]+)" hx-trigger="load"', html)
+        assert later and "bootstrap=20" in later.group(1)
+        figures = client.get(later.group(1).replace("&amp;", "&"), HTTP_HX_REQUEST="true")
+        assert figures.status_code == 200 and b"data:image/svg+xml;base64," in figures.content
+        assert b"Table 7" not in figures.content and b'id="report-figures"' in figures.content
+
+    def test_the_plots_part_is_for_researchers_only(self, client, team):
+        project, people = team
+        client.force_login(people["ann"])
+        assert client.get(url("report_figures", project)).status_code == 403
+
+    def test_the_same_request_again_reads_the_cached_report_until_an_answer_changes_it(self, client, team, monkeypatch):
+        project, people = team
+        client.force_login(people["res"])
+        built = []
+        original = selectors.build_report
+        monkeypatch.setattr(selectors, "build_report", lambda **kw: built.append(kw) or original(**kw))
+        for _ in range(2):
+            client.get(url("report", project) + "?bootstrap=15", HTTP_HX_REQUEST="true")
+        assert len(built) == 1
+        item = project.items.first()
+        annotate(project, item, "x9", copa_value(2))
+        html = client.get(url("report", project) + "?bootstrap=15", HTTP_HX_REQUEST="true").content.decode()
+        assert len(built) == 2 and "from 3 people" in html
 
     def test_without_javascript_the_report_renders_in_one_request(self, client, team):
         project, people = team

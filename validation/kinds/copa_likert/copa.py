@@ -34,6 +34,7 @@ import numpy.typing as npt
 from scipy.stats import spearmanr
 
 from validation.agreement import AgreementResult, BootstrapSettings, ConfidenceInterval, percentile_interval
+from validation.agreement.bootstrap import index_batches
 
 __all__ = [
     "NOT_NORMALISED",
@@ -120,16 +121,10 @@ def _intervals(
 ) -> dict[str, ConfidenceInterval | None]:
     """Percentile intervals of each column's mean, all from one seeded draw of rows per resample."""
     n = len(next(iter(columns.values())))
-    rng = np.random.default_rng(settings.seed)
     draws: dict[str, list[float]] = {key: [] for key in columns}
-    per_slice = max(1, _DRAW_CELLS // max(n, 1))
-    done = 0
-    while done < settings.n_resamples:
-        size = min(per_slice, settings.n_resamples - done)
-        rows = rng.integers(0, n, size=(size, n))
+    for rows in index_batches(n, settings.n_resamples, settings.seed, batch_cells=_DRAW_CELLS):
         for key, column in columns.items():
             draws[key].extend(column[rows].mean(axis=1).tolist())
-        done += size
     return {key: percentile_interval(values, settings) for key, values in draws.items()}
 
 

@@ -1,0 +1,54 @@
+"""The agreement report in Chromium: the tables first, the plots after them, and a worker's progress."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from django.core.cache import cache
+
+from annotation.models import Role
+from annotation.services import membership_add
+from tests.validation.conftest import add_items, annotate, copa_value
+from validation.report_jobs import RUNNING, JobState, job_key
+from validation.reports import ReportParameters
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SHOTS = os.environ.get("CONCORD_SCREENSHOTS")
+
+
+@pytest.fixture
+def copa_report(make_project, make_user):
+    project = make_project("copa_likert", title="CoPA pilot")
+    researcher = make_user("res")
+    membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+    for i, item in enumerate(add_items(project, [f"r{i}" for i in range(12)]).values()):
+        annotate(project, item, "x1", copa_value(i % 3))
+        annotate(project, item, "x2", copa_value((i + i % 2) % 3))
+    return project
+
+
+class ReportPageTests:
+    def test_the_tables_show_and_then_the_plots(self, page, live_server, sign_in, copa_report):
+        page.set_default_timeout(60_000)  # the report computes its intervals on the first visit
+        sign_in(page, "res")
+        page.goto(f"{live_server.url}/p/{copa_report.slug}/report/?bootstrap=50")
+        page.get_by_text("CoPA scoring vs human judgement (Table 7)").wait_for()
+        page.locator("#report-figures img").first.wait_for()
+        assert page.locator("#report-figures img").count() >= 2
+        assert page.locator("#report-figures progress").count() == 0
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/report.png", full_page=True)
+
+    def test_a_background_computation_shows_its_progress(self, page, live_server, sign_in, copa_report):
+        key = job_key(kind="report", project=copa_report, parameters=ReportParameters(bootstrap=5000))
+        cache.set(key, JobState(RUNNING, time.time(), progress=0.35), 600)
+        sign_in(page, "res")
+        page.goto(f"{live_server.url}/p/{copa_report.slug}/report/?bootstrap=5000")
+        bar = page.locator('progress[max="100"]')
+        bar.wait_for()
+        assert bar.get_attribute("value") == "35"
+        assert "35% of the resamples" in page.locator("#report-body").inner_text()
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/report-progress.png")
