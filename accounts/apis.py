@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from accounts.errors import BAD_CREDENTIALS, PASSWORD_CHANGE_REQUIRED, PasswordChangeRequired
+from accounts.errors import BAD_CREDENTIALS, PASSWORD_CHANGE_REQUIRED, BadCredentials, PasswordChangeRequired
 from accounts.services import api_token_create
 from annotation.member_services import password_change_required
 
@@ -51,8 +51,7 @@ class TokenApi(APIView):
         # The Django request, so that django-axes counts the failure and flags a lockout on it.
         user = authenticate(request=request._request, **data.validated_data)
         if user is None:
-            # The answer the former token view gave, which clients may read.
-            raise serializers.ValidationError({"non_field_errors": [BAD_CREDENTIALS]})
+            raise BadCredentials(BAD_CREDENTIALS)
         if password_change_required(user=user):
             # A temporary password opens the password change page only, never the API.
             raise PasswordChangeRequired(PASSWORD_CHANGE_REQUIRED)

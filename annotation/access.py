@@ -11,10 +11,11 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from annotation.models import Project
+from annotation.models import Project, Role
 from annotation.selectors import project_with_roles
 
 NOT_A_MEMBER = "You are not a member of this project."
+NEEDS_ROLES = "only the project's {roles} may do this"
 CANNOT_CREATE_PROJECTS = (
     "You may not create projects. Ask an administrator for the permission to add projects (annotation.add_project)."
 )
@@ -35,10 +36,15 @@ def project_access(
     if user.is_superuser:
         return project, roles
     if allowed is not None and not roles & allowed:
-        raise PermissionDenied(denied or f"needs one of the roles {sorted(allowed)} in this project")
+        raise PermissionDenied(denied or NEEDS_ROLES.format(roles=role_names(allowed)))
     if not roles:
         raise PermissionDenied(NOT_A_MEMBER)
     return project, roles
+
+
+def role_names(roles) -> str:
+    """Roles as a person reads them: "experts or researchers" (never the enum's repr)."""
+    return " or ".join(sorted(f"{Role(role).label.lower()}s" for role in roles))
 
 
 def can_create_projects(user) -> bool:

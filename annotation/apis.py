@@ -71,8 +71,10 @@ class ProjectListApi(APIView):
 
     @extend_schema(responses=ProjectOutput(many=True))
     def get(self, request):
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         projects = [row.project for row in projects_for_user(user=request.user)]
-        return Response(ProjectOutput(projects, many=True).data)
+        page = paginator.paginate_queryset(projects, request, view=self)
+        return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
     def post(self, request):

@@ -15,6 +15,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from annotation import sql
+from annotation.errors import error_body
 
 
 class SessionUserBackend(ModelBackend):
@@ -60,7 +61,7 @@ def lockout_response(request: Any, original_response: Any = None, credentials: A
     """django-axes' answer to a locked-out sign-in: 429, JSON for the API, the sign-in page otherwise."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"code": "locked_out", "detail": LOCKED_OUT}, status=429)
+        response: HttpResponse = JsonResponse(error_body(code="locked_out", detail=LOCKED_OUT), status=429)
     else:
         context = {"message": LOCKED_OUT, "cooloff_minutes": minutes}
         response = render(request, "registration/locked_out.html", context, status=429)

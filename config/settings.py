@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A domain error a page let through answers the 4xx it declares (config/error_views.py).
+    "config.error_views.DomainErrorMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -275,9 +277,11 @@ CONCORD_SIGN_IN_MAX_BYTES = int(os.environ.get("CONCORD_SIGN_IN_MAX_BYTES", "409
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         # Tokens stored hashed, expiring and revocable (django-rest-knox); the header stays `Token <key>`.
+        # First, so that a request without valid credentials (a revoked or expired token, none at
+        # all) answers 401 with `WWW-Authenticate: Token`, as DRF answers when a scheme can be named.
         "knox.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
