@@ -208,6 +208,11 @@ def assignment_data(assignment) -> dict:
     }
 
 
+def next_data(claim) -> dict:
+    """The JSON of a claimed assignment, as ``next`` answers it."""
+    return AssignmentOutput({**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}).data
+
+
 class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
     def post(self, request, slug: str):
@@ -215,8 +220,7 @@ class AssignmentNextApi(APIView):
         claim = assignment_claim(project=project, user=request.user)
         if claim.assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        data = {**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}
-        return Response(AssignmentOutput(data).data)
+        return Response(next_data(claim))
 
 
 class AnnotationOutput(serializers.ModelSerializer):
@@ -240,6 +244,16 @@ class RaterAnnotationOutput(serializers.ModelSerializer):
                   "created_at"]  # fmt: skip
 
 
+class SubmittedAndNextOutput(RaterAnnotationOutput):
+    """The stored annotation and, with ``?next=true``, the next assignment (null when nothing is left)."""
+
+    next = AssignmentOutput(required=False, allow_null=True, help_text="With ?next=true only.")
+
+    class Meta(RaterAnnotationOutput.Meta):
+        ref_name = "SubmittedAnnotation"
+        fields = [*RaterAnnotationOutput.Meta.fields, "next"]
+
+
 class AssignmentSubmitApi(APIView):
     class Input(serializers.Serializer):
         class Meta:
@@ -248,20 +262,36 @@ class AssignmentSubmitApi(APIView):
         value = serializers.JSONField()
         idempotency_key = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
 
-    @extend_schema(request=Input, responses={201: RaterAnnotationOutput})
+    class Query(serializers.Serializer):
+        next = serializers.BooleanField(
+            required=False, default=False, help_text="Also claim your next item and answer it as `next`."
+        )
+
+    @extend_schema(request=Input, parameters=[Query], responses={201: SubmittedAndNextOutput})
     def post(self, request, assignment_id: int):
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
+        # Whether a suggestion was visible is what the assignment recorded when it was served.
         annotation = assignment_submit(
             assignment=assignment,
             value=data.validated_data["value"],
             idempotency_key=data.validated_data["idempotency_key"],
-            suggestion_visible=visible_suggestion(assignment=assignment) is not None,
             source=Annotation.Source.API,
         )
         annotation.rater_assignment = assignment.pk
-        return Response(RaterAnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)
+        body = RaterAnnotationOutput(annotation).data
+        if query.validated_data["next"]:
+            # The submit checked the user may write here (an annotating, unpaused member, the project
+            # not archived): the claim that follows is theirs to make. A first answer ended their one
+            # hold; a repeated submit (the same key) or an edit serves the item they hold, if any.
+            project = assignment.project = assignment.item.project
+            first = assignment.status == Assignment.Status.ASSIGNED
+            claim = assignment_claim(project=project, user=request.user, holds_none=first)
+            body["next"] = None if claim.assignment is None else next_data(claim)
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class AssignmentSkipApi(APIView):

@@ -280,7 +280,7 @@ REST_FRAMEWORK = {
         # Tokens stored hashed, expiring and revocable (django-rest-knox); the header stays `Token <key>`.
         # First, so that a request without valid credentials (a revoked or expired token, none at
         # all) answers 401 with `WWW-Authenticate: Token`, as DRF answers when a scheme can be named.
-        "knox.auth.TokenAuthentication",
+        "config.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
