@@ -71,7 +71,8 @@ MIDDLEWARE = [
     # A temporary password is changed before anything else (accounts/middleware.py).
     "accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's header, built once (config/csp.py).
+    "config.csp.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A domain error a page let through answers the 4xx it declares (config/error_views.py).
     "config.error_views.DomainErrorMiddleware",

@@ -133,7 +133,8 @@ class ProjectPatchTests:
         assert as_(people, "annotator").get("/api/projects/").json()["results"] == []
         assert [p["slug"] for p in as_(people, "researcher").get("/api/projects/").json()["results"]] == ["pilot"]
         claim = as_(people, "annotator").post("/api/projects/pilot/assignments/next/")
-        assert claim.status_code == 403 and claim.json() == {"code": "project_archived", "detail": PROJECT_ARCHIVED}
+        assert claim.status_code == 403
+        assert claim.json() == {"code": "project_archived", "detail": PROJECT_ARCHIVED, "errors": []}
         assert not project.assignments.exists()
         # Exports stay open to the researcher.
         assert as_(people, "researcher").get("/api/projects/pilot/items/").status_code == 200
