@@ -14,6 +14,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from knox import auth as knox_auth
 from knox.signals import token_expired
 
@@ -41,6 +42,12 @@ class TokenAuthentication(knox_auth.TokenAuthentication):
             token_expired.send(sender=self.__class__, username=username, source="auth_token")
             return True
         return False
+
+
+class TokenScheme(KnoxTokenScheme):
+    """The API schema's description of the token header, as for django-rest-knox's own class."""
+
+    target_class = "config.auth.TokenAuthentication"
 
 
 class LockoutBackend(AxesStandaloneBackend):

@@ -60,9 +60,9 @@ class CSPMiddleware(csp_middleware.CSPMiddleware):
             (HEADER_REPORT_ONLY, report_only, "_csp_exempt_ro", "CONTENT_SECURITY_POLICY_REPORT_ONLY"),
         ):
             prefixes = tuple((getattr(settings, setting, None) or {}).get("EXCLUDE_URL_PREFIXES", None) or ())
-            if value and header not in response and not getattr(response, exempt, False):
-                if not request.path_info.startswith(prefixes):
-                    response[header] = value
+            own = header in response or getattr(response, exempt, False) or request.path_info.startswith(prefixes)
+            if value and not own:
+                response[header] = value
         # As django-csp does: a nonce asked for after the header was written is an error, not a silent gap.
         request.csp_nonce = csp_middleware.CheckableLazyObject(self._csp_nonce_post_response)
         return response
