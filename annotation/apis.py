@@ -209,8 +209,9 @@ def assignment_data(assignment) -> dict:
 
 
 def next_data(claim) -> dict:
-    """The JSON of a claimed assignment, as ``next`` answers it."""
-    return AssignmentOutput({**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}).data
+    """The JSON of a claimed assignment, as ``next`` answers it: what AssignmentOutput (the schema)
+    gives for it, built directly, since every claim answers it (a serializer walks its fields again)."""
+    return {**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}
 
 
 class AssignmentNextApi(APIView):
@@ -242,6 +243,25 @@ class RaterAnnotationOutput(serializers.ModelSerializer):
         model = Annotation
         fields = ["id", "assignment", "rater", "version", "value", "source", "suggestion_visible", "seconds_on_item",
                   "created_at"]  # fmt: skip
+
+
+_CREATED_AT = serializers.DateTimeField()
+
+
+def rater_annotation_data(annotation: Annotation) -> dict:
+    """RaterAnnotationOutput's JSON of a stored annotation, built directly: it answers every submit,
+    and a ModelSerializer copies and walks its fields on each use."""
+    return {
+        "id": annotation.pk,
+        "assignment": annotation.rater_assignment,
+        "rater": annotation.rater,
+        "version": annotation.version,
+        "value": annotation.value,
+        "source": annotation.source,
+        "suggestion_visible": annotation.suggestion_visible,
+        "seconds_on_item": annotation.seconds_on_item,
+        "created_at": _CREATED_AT.to_representation(annotation.created_at),
+    }
 
 
 class SubmittedAndNextOutput(RaterAnnotationOutput):
@@ -282,7 +302,7 @@ class AssignmentSubmitApi(APIView):
             source=Annotation.Source.API,
         )
         annotation.rater_assignment = assignment.pk
-        body = RaterAnnotationOutput(annotation).data
+        body = rater_annotation_data(annotation)
         if query.validated_data["next"]:
             # The submit checked the user may write here (an annotating, unpaused member, the project
             # not archived): the claim that follows is theirs to make. A first answer ended their one

@@ -395,9 +395,15 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
     return assignment
 
 
+def assignment_id_possible(assignment_id: int) -> bool:
+    """Whether an assignment could have this id: outside the range there is no such row, and the
+    database would refuse the number."""
+    return 0 < assignment_id < 2**63
+
+
 def assignment_for_user(*, assignment_id: int, user, project: Project | None = None) -> Assignment:
     """The user's own assignment (any status), within ``project`` when one is given."""
-    if not 0 < assignment_id < 2**63:  # no such row, and the database would refuse the number
+    if not assignment_id_possible(assignment_id):
         raise NotAssigned(NOT_YOUR_ASSIGNMENT)
     project_id = None if project is None else project.pk
     row = sql.assignment_by_id(assignment_id=assignment_id, user_id=user.pk, project_id=project_id)

@@ -24,6 +24,7 @@ from annotation.assignments import (
     NotAssigned,
     assignment_claim,
     assignment_for_user,
+    assignment_id_possible,
     assignment_open,
     assignment_skip,
     assignment_submit,
@@ -141,22 +142,27 @@ ANNOTATING_ROLES = {Role.ANNOTATOR, Role.EXPERT}
 NOT_AN_ANNOTATOR = "Only the project's annotators and experts annotate."
 
 
-def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project, roles = project_access(user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR)
+def _annotator_access(
+    request: HttpRequest, slug: str, assignment_id: int | None = None
+) -> tuple[Project, set[str], Assignment | None]:
+    project, roles, assignment = project_assignment_access(
+        user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR, assignment_id=assignment_id
+    )
     if not roles & ANNOTATING_ROLES:  # a superuser who does not annotate here has no assignments
         raise PermissionDenied(NOT_AN_ANNOTATOR)
+    return project, roles, assignment
+
+
+def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
+    project, roles, _ = _annotator_access(request, slug)
     return project, roles
 
 
 def _annotator_assignment(request: HttpRequest, slug: str, assignment_id: int) -> tuple[Project, set[str], Assignment]:
     """``_annotator_project`` and the user's assignment in it, read by one statement (a submit runs it)."""
-    if not 0 < assignment_id < 2**63:  # no such row, and the database would refuse the number
+    if not assignment_id_possible(assignment_id):
         raise Http404(NOT_YOUR_ASSIGNMENT)
-    project, roles, assignment = project_assignment_access(
-        user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR, assignment_id=assignment_id
-    )
-    if not roles & ANNOTATING_ROLES:
-        raise PermissionDenied(NOT_AN_ANNOTATOR)
+    project, roles, assignment = _annotator_access(request, slug, assignment_id)
     if assignment is None:
         raise Http404(NOT_YOUR_ASSIGNMENT)
     return project, roles, assignment

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from annotation.access import NEEDS_ROLES
+from annotation.apis import AssignmentOutput, RaterAnnotationOutput
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Assignment, Item, Project, Role
@@ -241,3 +242,19 @@ class SubmitAndNextTests:
         assert response.status_code == 404 and response.json()["code"] == "not_assigned"
         assert not Annotation.objects.exists()
         assert not Assignment.objects.filter(annotator=people["ann1"]).exists()
+
+
+class HotPathOutputTests:
+    """The submit and next answers are built without a serializer walk: the same JSON the schema's
+    serializers give."""
+
+    def test_a_submit_answers_what_its_serializer_gives(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        body = client.post(f"/api/assignments/{first['id']}/submit/?next=true", {"value": COPA.example_value()},
+                           format="json").json()  # fmt: skip
+        annotation = Annotation.objects.get(pk=body["id"])
+        annotation.rater_assignment = first["id"]
+        assert {k: v for k, v in body.items() if k != "next"} == RaterAnnotationOutput(annotation).data
+        assert body["next"] == AssignmentOutput(body["next"]).data
