@@ -251,7 +251,11 @@ def gunicorn(
             process.wait()
 
 
-def wait_until_up(server: Server, timeout: float = 60.0) -> None:
+#: How long gunicorn may take to answer its first request: minutes on a shared machine under load.
+STARTUP_TIMEOUT_S = 240.0
+
+
+def wait_until_up(server: Server, timeout: float = STARTUP_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
