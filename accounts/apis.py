@@ -8,10 +8,11 @@ from knox.auth import TokenAuthentication
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from accounts.errors import BAD_CREDENTIALS, PASSWORD_CHANGE_REQUIRED, PasswordChangeRequired
+from accounts.errors import BAD_CREDENTIALS, PASSWORD_CHANGE_REQUIRED, BadCredentials, PasswordChangeRequired
 from accounts.services import api_token_create
 from annotation.member_services import password_change_required
 
@@ -38,8 +39,11 @@ class TokenApi(APIView):
     def get_authenticators(self):
         # Getting a token needs no credentials but the password (a stale token header must not block
         # it); revoking one is done with that very token.
+        # The token check the rest of the API is configured with (a django-rest-knox TokenAuthentication).
         request = getattr(self, "request", None)
-        return [TokenAuthentication()] if request is not None and request.method == "DELETE" else []
+        if request is None or request.method != "DELETE":
+            return []
+        return [auth() for auth in api_settings.DEFAULT_AUTHENTICATION_CLASSES if issubclass(auth, TokenAuthentication)]
 
     def get_permissions(self):
         return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
@@ -51,8 +55,7 @@ class TokenApi(APIView):
         # The Django request, so that django-axes counts the failure and flags a lockout on it.
         user = authenticate(request=request._request, **data.validated_data)
         if user is None:
-            # The answer the former token view gave, which clients may read.
-            raise serializers.ValidationError({"non_field_errors": [BAD_CREDENTIALS]})
+            raise BadCredentials(BAD_CREDENTIALS)
         if password_change_required(user=user):
             # A temporary password opens the password change page only, never the API.
             raise PasswordChangeRequired(PASSWORD_CHANGE_REQUIRED)

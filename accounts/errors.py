@@ -8,6 +8,12 @@ TOKEN_NOT_FOUND = "No such API token of yours."
 BAD_CREDENTIALS = "Unable to log in with provided credentials."
 
 
+class BadCredentials(ConcordError):
+    """No account with this username and password (or one that may not sign in): 400, as before."""
+
+    code = "bad_credentials"
+
+
 class TokenNotFound(ConcordError):
     """The token named is not one of the user's (or is already revoked): the same answer either way."""
 

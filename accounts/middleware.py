@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from accounts.errors import PASSWORD_CHANGE_REQUIRED, PASSWORD_CHANGE_REQUIRED_CODE
+from annotation.errors import error_body
 from annotation.member_services import password_change_required
 
 #: The session key that marks a signed-in account still holding its temporary password.
@@ -43,7 +44,7 @@ class PasswordChangeRequiredMiddleware:
         if path.startswith(settings.STATIC_URL) or path in {reverse(name) for name in ALLOWED_URL_NAMES}:
             return None
         if path.startswith("/api/"):
-            body = {"code": PASSWORD_CHANGE_REQUIRED_CODE, "detail": PASSWORD_CHANGE_REQUIRED}
+            body = error_body(code=PASSWORD_CHANGE_REQUIRED_CODE, detail=PASSWORD_CHANGE_REQUIRED)
             return JsonResponse(body, status=403)
         if request.method == "GET":
             messages.warning(request, PASSWORD_CHANGE_REQUIRED)

@@ -11,10 +11,11 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from annotation.models import Project
-from annotation.selectors import project_with_roles
+from annotation.models import Assignment, Project, Role
+from annotation.selectors import project_with_roles_and_assignment
 
 NOT_A_MEMBER = "You are not a member of this project."
+NEEDS_ROLES = "only the project's {roles} may do this"
 CANNOT_CREATE_PROJECTS = (
     "You may not create projects. Ask an administrator for the permission to add projects (annotation.add_project)."
 )
@@ -29,16 +30,40 @@ def project_access(
     hide_from_outsiders: bool = False,
 ) -> tuple[Project, set[str]]:
     """The project and the user's roles in it, or Http404 / PermissionDenied."""
-    project, roles = project_with_roles(slug=slug, user=user) if user.is_authenticated else (None, set())
+    project, roles, _ = project_assignment_access(
+        user=user, slug=slug, allowed=allowed, denied=denied, hide_from_outsiders=hide_from_outsiders
+    )
+    return project, roles
+
+
+def project_assignment_access(
+    *,
+    user,
+    slug: str,
+    allowed: set[str] | None = None,
+    denied: str = "",
+    hide_from_outsiders: bool = False,
+    assignment_id: int | None = None,
+) -> tuple[Project, set[str], Assignment | None]:
+    """``project_access``, with the user's assignment ``assignment_id`` in the project (None when it
+    is not theirs there) read by the same statement."""
+    if not user.is_authenticated:
+        raise Http404("No such project.")
+    project, roles, assignment = project_with_roles_and_assignment(slug=slug, user=user, assignment_id=assignment_id)
     if project is None or (hide_from_outsiders and not roles and not user.is_superuser):
         raise Http404("No such project.")
     if user.is_superuser:
-        return project, roles
+        return project, roles, assignment
     if allowed is not None and not roles & allowed:
-        raise PermissionDenied(denied or f"needs one of the roles {sorted(allowed)} in this project")
+        raise PermissionDenied(denied or NEEDS_ROLES.format(roles=role_names(allowed)))
     if not roles:
         raise PermissionDenied(NOT_A_MEMBER)
-    return project, roles
+    return project, roles, assignment
+
+
+def role_names(roles) -> str:
+    """Roles as a person reads them: "experts or researchers" (never the enum's repr)."""
+    return " or ".join(sorted(f"{Role(role).label.lower()}s" for role in roles))
 
 
 def can_create_projects(user) -> bool:

@@ -71,8 +71,10 @@ class ProjectListApi(APIView):
 
     @extend_schema(responses=ProjectOutput(many=True))
     def get(self, request):
+        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         projects = [row.project for row in projects_for_user(user=request.user)]
-        return Response(ProjectOutput(projects, many=True).data)
+        page = paginator.paginate_queryset(projects, request, view=self)
+        return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
     def post(self, request):
@@ -206,6 +208,12 @@ def assignment_data(assignment) -> dict:
     }
 
 
+def next_data(claim) -> dict:
+    """The JSON of a claimed assignment, as ``next`` answers it: what AssignmentOutput (the schema)
+    gives for it, built directly, since every claim answers it (a serializer walks its fields again)."""
+    return {**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}
+
+
 class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
     def post(self, request, slug: str):
@@ -213,8 +221,7 @@ class AssignmentNextApi(APIView):
         claim = assignment_claim(project=project, user=request.user)
         if claim.assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        data = {**assignment_data(claim.assignment), "holds_expired": claim.holds_expired}
-        return Response(AssignmentOutput(data).data)
+        return Response(next_data(claim))
 
 
 class AnnotationOutput(serializers.ModelSerializer):
@@ -238,6 +245,35 @@ class RaterAnnotationOutput(serializers.ModelSerializer):
                   "created_at"]  # fmt: skip
 
 
+_CREATED_AT = serializers.DateTimeField()
+
+
+def rater_annotation_data(annotation: Annotation) -> dict:
+    """RaterAnnotationOutput's JSON of a stored annotation, built directly: it answers every submit,
+    and a ModelSerializer copies and walks its fields on each use."""
+    return {
+        "id": annotation.pk,
+        "assignment": annotation.rater_assignment,
+        "rater": annotation.rater,
+        "version": annotation.version,
+        "value": annotation.value,
+        "source": annotation.source,
+        "suggestion_visible": annotation.suggestion_visible,
+        "seconds_on_item": annotation.seconds_on_item,
+        "created_at": _CREATED_AT.to_representation(annotation.created_at),
+    }
+
+
+class SubmittedAndNextOutput(RaterAnnotationOutput):
+    """The stored annotation and, with ``?next=true``, the next assignment (null when nothing is left)."""
+
+    next = AssignmentOutput(required=False, allow_null=True, help_text="With ?next=true only.")
+
+    class Meta(RaterAnnotationOutput.Meta):
+        ref_name = "SubmittedAnnotation"
+        fields = [*RaterAnnotationOutput.Meta.fields, "next"]
+
+
 class AssignmentSubmitApi(APIView):
     class Input(serializers.Serializer):
         class Meta:
@@ -246,20 +282,36 @@ class AssignmentSubmitApi(APIView):
         value = serializers.JSONField()
         idempotency_key = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
 
-    @extend_schema(request=Input, responses={201: RaterAnnotationOutput})
+    class Query(serializers.Serializer):
+        next = serializers.BooleanField(
+            required=False, default=False, help_text="Also claim your next item and answer it as `next`."
+        )
+
+    @extend_schema(request=Input, parameters=[Query], responses={201: SubmittedAndNextOutput})
     def post(self, request, assignment_id: int):
+        query = self.Query(data=request.query_params)
+        query.is_valid(raise_exception=True)
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
+        # Whether a suggestion was visible is what the assignment recorded when it was served.
         annotation = assignment_submit(
             assignment=assignment,
             value=data.validated_data["value"],
             idempotency_key=data.validated_data["idempotency_key"],
-            suggestion_visible=visible_suggestion(assignment=assignment) is not None,
             source=Annotation.Source.API,
         )
         annotation.rater_assignment = assignment.pk
-        return Response(RaterAnnotationOutput(annotation).data, status=status.HTTP_201_CREATED)
+        body = rater_annotation_data(annotation)
+        if query.validated_data["next"]:
+            # The submit checked the user may write here (an annotating, unpaused member, the project
+            # not archived): the claim that follows is theirs to make. A first answer ended their one
+            # hold; a repeated submit (the same key) or an edit serves the item they hold, if any.
+            project = assignment.project = assignment.item.project
+            first = assignment.status == Assignment.Status.ASSIGNED
+            claim = assignment_claim(project=project, user=request.user, holds_none=first)
+            body["next"] = None if claim.assignment is None else next_data(claim)
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class AssignmentSkipApi(APIView):

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotation import selectors, sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
+from annotation.hooks import suggestion_for_item
 from annotation.models import (
     Annotation,
     AnnotatorState,
@@ -37,7 +38,6 @@ from annotation.models import (
     Item,
     Membership,
     Project,
-    Role,
     SuggestionExposure,
 )
 from annotation.services import PROJECT_ARCHIVED, ProjectArchived, annotation_submit
@@ -54,7 +54,7 @@ ITEM_NOW_FULL = "this item has meanwhile reached its {overlap} annotators, so it
 HOLD_EXPIRED_REASON = "released: left without an answer for over {minutes} minutes"
 HOLD_EXPIRED = "you left this item without an answer for over {minutes} minutes, so it went back to the pool for others"
 HOLDS_EXPIRED_NOTICE = "The item you left open went back to the pool after {minutes} minutes without an answer."
-ANNOTATING_ROLES = frozenset({Role.ANNOTATOR, Role.EXPERT})
+ANNOTATING_ROLES = selectors.ANNOTATING_ROLES
 
 #: Items per block of the project's key range, at most on average: the annotator's own order
 #: permutes the blocks, so more blocks make two annotators' orders less alike.
@@ -159,20 +159,26 @@ def _fallback_start(project: Project, user) -> int:
 
 
 def _next_open_item(project: Project, user, cursor: int) -> tuple[Item | None, int]:
-    """The next open item for the user in their own order, and their new cursor. The whole row comes
-    back, since the page shows it next."""
+    """The next open item for the user in their own order, with one more annotator counted on it, and
+    their new cursor. The whole row comes back, since the page shows it next. Raises _LookAgain when
+    the item's last place went to someone else between finding it and taking it."""
     bits = block_bits(selectors.project_size(project=project).regular)
     shift = KEY_BITS - bits
     position = min(cursor, END_OF_ORDER) >> shift
     ahead = range(position, min(position + LOOKAHEAD_BLOCKS, 1 << bits))
     blocks = [block_at(seed=project.seed, annotator_id=user.pk, bits=bits, position=p) for p in ahead]
     if blocks:
-        found = sql.next_in_blocks(
-            project_id=project.pk,
-            user_id=user.pk,
-            blocks=[(block << shift, (block + 1) << shift) for block in blocks],
-            mix=item_mix(seed=project.seed, annotator_id=user.pk),
-        )
+        where = {
+            "project_id": project.pk,
+            "user_id": user.pk,
+            "blocks": [(block << shift, (block + 1) << shift) for block in blocks],
+            "mix": item_mix(seed=project.seed, annotator_id=user.pk),
+        }
+        # Found and taken in one statement; when nothing comes back, a plain read says whether the
+        # blocks were empty for the user or someone took the last place first.
+        found = sql.take_in_blocks(**where, overlap=project.overlap)
+        if found is None and sql.next_in_blocks(**where) is not None:
+            raise _LookAgain
         if found is not None:
             found.project = project
             return found, ahead[blocks.index(found.order_key >> shift)] << shift
@@ -182,6 +188,8 @@ def _next_open_item(project: Project, user, cursor: int) -> tuple[Item | None, i
     for wrapped in (False, True):
         found = sql.next_open_item(project_id=project.pk, cursor=start, user_id=user.pk, wrapped=wrapped)
         if found is not None:
+            if not _take_place(project, found.pk):
+                raise _LookAgain  # someone else took the last place first
             found.project = project
             return found, cursor
     return None, cursor
@@ -207,22 +215,27 @@ class _Place:
     served: int
     holds_expired: int  # the user's holds that went back to the pool, not yet told
     stale_holds: bool  # some hold in the project is older than CONCORD_HOLD_SECONDS
+    counts: dict[str, int]  # the user's assignments in the project by status, before this claim
+
+
+def _counts(values: tuple) -> dict[str, int]:
+    return dict(zip(sql.STATUS_ORDER, values, strict=True))
 
 
 def _state(project: Project, user, held_before: datetime) -> _Place:
     """The user's place in their order, locked until the claim ends. A paused member gets MemberPaused."""
     row = sql.annotator_state_locked(project_id=project.pk, user_id=user.pk, held_before=held_before)
     if row is not None:
-        state_id, cursor, served, paused, holds_expired, stale = row
+        state_id, cursor, served, paused, holds_expired, stale, *counts = row
         if paused:
             raise MemberPaused(MEMBER_PAUSED)
-        return _Place(state_id, cursor, served, holds_expired, bool(stale))
-    paused, stale = sql.first_claim_checks(project_id=project.pk, user_id=user.pk, held_before=held_before)
+        return _Place(state_id, cursor, served, holds_expired, bool(stale), _counts(counts))
+    paused, stale, *counts = sql.first_claim_checks(project_id=project.pk, user_id=user.pk, held_before=held_before)
     if paused:
         raise MemberPaused(MEMBER_PAUSED)
     # A parallel first request inserting the same row raises IntegrityError: the claim retries.
     state = AnnotatorState.objects.create(project=project, annotator=user, cursor=0)
-    return _Place(state.pk, state.cursor, state.served, 0, bool(stale))
+    return _Place(state.pk, state.cursor, state.served, 0, bool(stale), _counts(counts))
 
 
 class _StaleHolds(Exception):
@@ -284,20 +297,24 @@ class Claim:
     assignment: Assignment | None
     #: Items they held that went back to the pool since their last claim (CONCORD_HOLD_SECONDS).
     holds_expired: int = 0
+    #: The user's assignments in the project by status once this claim is made, when the claim read
+    #: them (a new item, or nothing left); None when it served the item they already held.
+    counts: dict[str, int] | None = None
 
     @property
     def notice(self) -> str:
         return HOLDS_EXPIRED_NOTICE.format(minutes=_hold_minutes()) if self.holds_expired else ""
 
 
-def assignment_claim(*, project: Project, user) -> Claim:
+def assignment_claim(*, project: Project, user, holds_none: bool = False) -> Claim:
     """The user's next item: the one they hold, else a qualification item at the project's rate, else
     the next open item in their order; with how many of their holds expired since they last claimed.
     Holds older than CONCORD_HOLD_SECONDS go back to the pool first. An archived project serves
-    nothing (ProjectArchived), nor does a paused membership (MemberPaused)."""
+    nothing (ProjectArchived), nor does a paused membership (MemberPaused). ``holds_none`` says the
+    caller knows the user holds nothing here (their one hold was just submitted): no need to look."""
     if project.archived_at is not None:
         raise ProjectArchived(PROJECT_ARCHIVED)
-    current = assignment_current(project=project, user=user)
+    current = None if holds_none else assignment_current(project=project, user=user)
     if current is not None:
         return Claim(assignment_open(assignment=current))
     held_before = selectors.held_before()
@@ -331,16 +348,16 @@ def _claim_in_place(project: Project, user, place: _Place) -> Claim:
         item = _qualification_item(project, user)
     if item is None:
         item, cursor = _next_open_item(project, user, place.cursor)
-        if item is not None and not _take_place(project, item.pk):
-            raise _LookAgain  # someone else took the last place first
     if item is None:
         # Regular items are all taken: known-answer items the user has not seen still count.
         item = _qualification_item(project, user)
         if item is None:
             if place.holds_expired:
                 sql.annotator_state_told(state_id=place.id)
-            return Claim(None, place.holds_expired)
-    return Claim(_assign(project, user, item, state_id=place.id, cursor=cursor), place.holds_expired)
+            return Claim(None, place.holds_expired, place.counts)
+    assignment = _assign(project, user, item, state_id=place.id, cursor=cursor)
+    held = Assignment.Status.ASSIGNED
+    return Claim(assignment, place.holds_expired, {**place.counts, held: place.counts[held] + 1})
 
 
 def assignment_claim_next(*, project: Project, user) -> Assignment | None:
@@ -349,15 +366,21 @@ def assignment_claim_next(*, project: Project, user) -> Assignment | None:
 
 
 def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -> Assignment:
-    """Record the claim and move the user's place on: one served item more, the cursor where it now is."""
+    """Record the claim and move the user's place on: one served item more, the cursor where it now is.
+    The suggestion the user sees is found here, once: the assignment records whether there was one
+    to show, and carries it to the page (``selectors.visible_suggestion``)."""
     now = timezone.now()
-    visible = suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk)
+    suggestion = None
+    if suggestion_exposed(project=project, item_id=item.pk, annotator_id=user.pk):
+        item.project = project
+        suggestion = suggestion_for_item(item=item)
+    visible = suggestion is not None
     status = Assignment.Status.ASSIGNED
     assignment_id = sql.assignment_insert(
         project_id=project.pk, item_id=item.pk, user_id=user.pk, status=status, suggestion_visible=visible, now=now
     )
     sql.annotator_state_advance(state_id=state_id, cursor=cursor)
-    return sql.stored(
+    assignment = sql.stored(
         Assignment,
         id=assignment_id,
         project=project,
@@ -368,11 +391,19 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
         created_at=now,
         opened_at=now,
     )
+    assignment.suggestion = suggestion
+    return assignment
+
+
+def assignment_id_possible(assignment_id: int) -> bool:
+    """Whether an assignment could have this id: outside the range there is no such row, and the
+    database would refuse the number."""
+    return 0 < assignment_id < 2**63
 
 
 def assignment_for_user(*, assignment_id: int, user, project: Project | None = None) -> Assignment:
     """The user's own assignment (any status), within ``project`` when one is given."""
-    if not 0 < assignment_id < 2**63:  # no such row, and the database would refuse the number
+    if not assignment_id_possible(assignment_id):
         raise NotAssigned(NOT_YOUR_ASSIGNMENT)
     project_id = None if project is None else project.pk
     row = sql.assignment_by_id(assignment_id=assignment_id, user_id=user.pk, project_id=project_id)

@@ -64,6 +64,26 @@ class ImportRejected(ValidationFailed):
 
 class ConcurrentEdit(ConcordError):
     code = "concurrent_edit"
+    http_status = 409
+
+
+#: The ``detail`` of an API answer that refuses fields of a request (docs/api.md, Errors).
+REQUEST_REFUSED = "the request was refused; nothing was stored"
+
+
+def error_body(*, code: str, detail: str, errors: list[FieldError] | None = None, **extra: object) -> dict:
+    """The one shape of every API error answer (docs/api.md, Errors): a stable ``code``, a sentence
+    in ``detail``, the field errors in ``errors`` (empty when the refusal is not about a field), and
+    the error's own details beside them."""
+    listed = [{"field": e.field, "message": e.message, "line": e.line} for e in errors or []]
+    return {**extra, "code": code, "detail": detail, "errors": listed}
+
+
+def error_body_of(error: ConcordError) -> dict:
+    """``error_body`` of a domain error: its code, message and details; field errors with their count."""
+    if isinstance(error, ValidationFailed):
+        return error_body(code=error.code, detail=REQUEST_REFUSED, errors=error.errors, total=error.total)
+    return error_body(code=error.code, detail=error.message, **error.extra)
 
 
 @dataclass

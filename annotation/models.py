@@ -270,6 +270,8 @@ class Assignment(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
     skip_reason = models.CharField(max_length=500, blank=True)
+    #: Whether the annotator was shown an LLM suggestion when the item was served: the project exposes
+    #: it to them (annotation.assignments.suggestion_exposed) and there was one to show.
     suggestion_visible = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     #: When the item was last put in front of the annotator (time on item counts from here).

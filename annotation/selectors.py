@@ -36,12 +36,34 @@ class ProjectProgress:
         return min(100, round(100 * self.my_done / self.my_target)) if self.my_target else 0
 
 
+ANNOTATING_ROLES = frozenset({Role.ANNOTATOR, Role.EXPERT})
+
+
 def project_with_roles(*, slug: str, user) -> tuple[Project | None, set[str]]:
     """The project and the user's roles in it (empty for outsiders), or (None, set()): one query."""
-    rows = sql.project_with_roles_rows(slug=slug, user_id=user.pk)
+    project, roles, _ = project_with_roles_and_assignment(slug=slug, user=user, assignment_id=None)
+    return project, roles
+
+
+def project_with_roles_and_assignment(
+    *, slug: str, user, assignment_id: int | None
+) -> tuple[Project | None, set[str], Assignment | None]:
+    """``project_with_roles``, and the user's assignment ``assignment_id`` in the project with its
+    item (None when there is no such assignment of theirs there), in the same one query. The
+    assignment knows whether its annotator may write (``annotator_may_write``) from the same rows."""
+    rows = sql.project_with_roles_rows(slug=slug, user_id=user.pk, assignment_id=assignment_id)
     if not rows:
-        return None, set()
-    return rows[0], {row.member_role for row in rows if row.member_role}
+        return None, set(), None
+    project = rows[0]
+    roles = {row.member_role for row in rows if row.member_role}
+    found = None if assignment_id is None else sql.assignment_in_row(project, user_id=user.pk)
+    if found is not None:
+        found.project = found.item.project = project
+        found.annotator = user
+        found.annotator_may_write = project.archived_at is None and any(
+            row.member_role in ANNOTATING_ROLES and not row.member_paused for row in rows
+        )
+    return project, roles, found
 
 
 def project_roles(*, project: Project, user) -> set[str]:
@@ -197,7 +219,13 @@ def _available(project: Project, user, *, size: ProjectSize, held: int) -> int:
 
 
 def annotator_progress(
-    *, project: Project, user, roles: Iterable[str], nothing_left: bool = False, cached: bool = True
+    *,
+    project: Project,
+    user,
+    roles: Iterable[str],
+    nothing_left: bool = False,
+    cached: bool = True,
+    counts: dict[str, int] | None = None,
 ) -> AnnotatorProgress:
     """The annotator's done count and quota (defined above), for a member with these ``roles``.
 
@@ -205,8 +233,9 @@ def annotator_progress(
     assignments, the project's size from the cache, and the open-item count from a cache of a few
     seconds. Only when that count cannot show that enough is available (near the end of the user's
     share) does it count exactly. ``nothing_left`` says the engine just found nothing for them;
-    ``cached=False`` counts open items afresh (pages that are not on the hot path)."""
-    counts = _status_counts(project, user)
+    ``cached=False`` counts open items afresh (pages that are not on the hot path). ``counts`` are
+    the user's assignments by status when the caller has them already (a claim reads them)."""
+    counts = _status_counts(project, user) if counts is None else counts
     done = counts.get(Assignment.Status.SUBMITTED, 0)
     held = counts.get(Assignment.Status.ASSIGNED, 0)
     skipped = counts.get(Assignment.Status.SKIPPED, 0)
@@ -354,10 +383,13 @@ def peer_values(*, item: Item, user) -> list[dict]:
 
 
 def visible_suggestion(*, assignment: Assignment):
-    """The LLM suggestion this annotator sees for this item, or None (hidden by the project, or none yet)."""
+    """The LLM suggestion this annotator sees for this item, or None (hidden by the project, or none
+    when the item was served). A claim finds it once and leaves it on the assignment."""
     if not assignment.suggestion_visible:
         return None
-    return suggestion_for_item(item=assignment.item)
+    if "suggestion" not in assignment.__dict__:
+        assignment.suggestion = suggestion_for_item(item=assignment.item)
+    return assignment.suggestion
 
 
 def rater_payload(*, assignment: Assignment) -> dict:

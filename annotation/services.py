@@ -16,7 +16,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 from django.utils import timezone
 
 from annotation import sql
-from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, role_names
 from annotation.errors import (
     ConcordError,
     ConcurrentEdit,
@@ -32,7 +32,7 @@ from annotation.selectors import project_size_key
 User = get_user_model()
 
 VERSION_RACE_RETRIES = 3
-VALUE_NEEDS_ROLE = "only the project's {roles}s may give this answer"
+VALUE_NEEDS_ROLE = "only the project's {roles} may give this answer"
 CONCURRENT_EDIT = "this item was edited at the same moment elsewhere; please submit again"
 
 
@@ -229,8 +229,7 @@ def annotation_submit(
     if needed and not user.is_superuser:
         held = set(Membership.objects.filter(project=project, user=user).values_list("role", flat=True))
         if not held & needed:
-            roles = " or ".join(sorted(needed))
-            raise ValueNotPermitted([FieldError("value", VALUE_NEEDS_ROLE.format(roles=roles))])
+            raise ValueNotPermitted([FieldError("value", VALUE_NEEDS_ROLE.format(roles=role_names(needed)))])
     key = idempotency_key or None
     for _attempt in range(VERSION_RACE_RETRIES):
         now = timezone.now()

@@ -104,8 +104,22 @@ _P, _M, _I, _A, _S, _N = map(Names, (Project, Membership, Item, Assignment, Anno
 
 # Every page and API call asks this: the project and the user's roles in it.
 PROJECT_WITH_ROLES_SQL = f"""
-SELECT p.*, m.{_M.role} AS member_role
+SELECT p.*, m.{_M.role} AS member_role, m.{_M.paused} AS member_paused
 FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
+WHERE p.{_P.slug} = %s
+"""
+# The same with one of the user's assignments in the project and a few of its item's columns (a
+# submit or a skip on a page): one statement, where a read of the assignment would be a second.
+ASSIGNMENT_COLUMNS = ("id", "item", "status", "skip_reason", "suggestion_visible", "created_at", "opened_at",
+                      "completed_at")  # fmt: skip
+ITEM_COLUMNS = ("external_id", "payload", "gold_value")
+PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL = f"""
+SELECT p.*, m.{_M.role} AS member_role, m.{_M.paused} AS member_paused,
+{", ".join(f"a.{getattr(_A, name)} AS a_{name}" for name in ASSIGNMENT_COLUMNS)},
+{", ".join(f"i.{getattr(_I, name)} AS i_{name}" for name in ITEM_COLUMNS)}
+FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
+LEFT JOIN {_A.table} a ON a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = p.{_P.id}
+LEFT JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
 WHERE p.{_P.slug} = %s
 """
 
@@ -133,14 +147,19 @@ ASSIGNMENT_BY_ID_IN_PROJECT_SQL = _ASSIGNMENT_WITH_ITEM.format(
 )
 
 # The user's place in their order, whether the member is paused, how many of their holds expired
-# unseen, and whether any hold in the project is older than the cutoff (one statement per claim).
+# unseen, whether any hold in the project is older than the cutoff, and the user's assignments by
+# status (their progress, so the page needs no count of its own): one statement per claim.
+_STATUS_COUNT = f"""(SELECT COUNT(*) FROM {_A.table} c WHERE c.{_A.project} = {{project}} \
+AND c.{_A.annotator} = {{user}} AND c.{_A.status} = %s)"""
+STATUS_ORDER = (Assignment.Status.SUBMITTED, Assignment.Status.ASSIGNED, Assignment.Status.SKIPPED)
+_STATE_COUNTS = ", ".join([_STATUS_COUNT.format(project=f"s.{_S.project}", user=f"s.{_S.annotator}")] * 3)
 STATE_SQL = f"""
 SELECT s.{_S.id}, s.{_S.cursor}, s.{_S.served}, EXISTS (
     SELECT 1 FROM {_M.table} m WHERE m.{_M.project} = s.{_S.project} AND m.{_M.user} = s.{_S.annotator} \
 AND m.{_M.paused}
 ), s.{_S.holds_expired}, EXISTS (
     SELECT 1 FROM {_A.table} h WHERE h.{_A.project} = s.{_S.project} AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
-)
+), {_STATE_COUNTS}
 FROM {_S.table} s WHERE s.{_S.project} = %s AND s.{_S.annotator} = %s
 """
 # The same for a first claim, before the user has a place.
@@ -149,7 +168,7 @@ SELECT EXISTS (
     SELECT 1 FROM {_M.table} m WHERE m.{_M.project} = %s AND m.{_M.user} = %s AND m.{_M.paused}
 ), EXISTS (
     SELECT 1 FROM {_A.table} h WHERE h.{_A.project} = %s AND h.{_A.status} = %s AND h.{_A.opened_at} < %s
-)
+), {", ".join([_STATUS_COUNT.format(project="%s", user="%s")] * 3)}
 """
 ADVANCE_STATE_SQL = (
     f"UPDATE {_S.table} SET {_S.served} = {_S.served} + 1, {_S.cursor} = %s, {_S.holds_expired} = 0 WHERE {_S.id} = %s"
@@ -201,10 +220,20 @@ def next_in_blocks_sql(blocks: int) -> str:
 
 
 # The conditional UPDATE that keeps an item at k annotators however many ask at once.
-TAKE_PLACE_SQL = f"""
+_TAKE_PLACE = f"""
 UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} + 1, {_I.is_open} = ({_I.assigned_count} + 1 < %s)
-WHERE {_I.id} = %s AND {_I.is_open} AND {_I.assigned_count} < %s
+WHERE {_I.id} = {{item}} AND {_I.is_open} AND {_I.assigned_count} < %s
 """
+TAKE_PLACE_SQL = _TAKE_PLACE.format(item="%s")
+
+
+@cache
+def take_in_blocks_sql(blocks: int) -> str:
+    """Find the item of ``next_in_blocks_sql`` and take a place on it, in one statement: the row
+    comes back when the place was taken; nothing when there was no item or its last place went first."""
+    found = f"(SELECT b.{_I.id} FROM (\n{next_in_blocks_sql(blocks)}\n) b)"
+    return _TAKE_PLACE.format(item=found) + "RETURNING *"
+
 
 ASSIGNMENT_FIELDS = (
     "project",
@@ -286,9 +315,50 @@ def session_user_sql() -> str:
 # -- the functions that run them ----------------------------------------------------------------
 
 
-def project_with_roles_rows(*, slug: str, user_id: int | None) -> list[Project]:
-    """One row per membership of the user in the project (one with ``member_role`` None for none)."""
-    return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
+def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: int | None = None) -> list[Project]:
+    """One row per membership of the user in the project (one with ``member_role`` None for none).
+    With ``assignment_id``, each row also carries that assignment of the user's in the project, if
+    there is one (``assignment_in_row``)."""
+    if assignment_id is None:
+        return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
+    params = [user_id, assignment_id, user_id, slug]
+    return list(Project.objects.raw(PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params))
+
+
+@cache
+def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple[list, Any]]:
+    """What the ORM applies to each of these fields' columns as they come from the database."""
+    found = []
+    for name in names:
+        column = model._meta.get_field(name).get_col(model._meta.db_table)
+        found.append((connection.ops.get_db_converters(column) + column.field.get_db_converters(connection), column))
+    return found
+
+
+def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
+    """An instance of ``model`` from columns read outside its own query, by field name, converted as
+    the ORM converts them (datetimes and booleans on SQLite, JSON on both)."""
+    # Model.from_db takes the values in the order of the model's fields.
+    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
+    values = dict(sorted(values.items(), key=lambda pair: order[pair[0]]))
+    names = tuple(values)
+    row = []
+    for (converters, column), value in zip(_converters(model, names), values.values(), strict=True):
+        for converter in converters:
+            value = converter(value, column, connection)
+        row.append(value)
+    return model.from_db(connection.alias, [model._meta.get_field(name).attname for name in names], row)
+
+
+def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
+    """The assignment ``PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL`` found, with its item, or None."""
+    if row.a_id is None:
+        return None
+    values = {name: getattr(row, f"a_{name}") for name in ASSIGNMENT_COLUMNS}
+    found = from_columns(Assignment, {**values, "project": row.pk, "annotator": user_id})
+    item = {name: getattr(row, f"i_{name}") for name in ITEM_COLUMNS}
+    found.item = from_columns(Item, {"id": found.item_id, "project": row.pk, **item})
+    return found
 
 
 def _assignment_with_item(statement: str, params: list[Any]) -> Assignment | None:
@@ -323,20 +393,20 @@ def assignment_by_id(*, assignment_id: int, user_id: int, project_id: int | None
     return _assignment_with_item(ASSIGNMENT_BY_ID_IN_PROJECT_SQL, [assignment_id, user_id, project_id])
 
 
-def annotator_state_locked(
-    *, project_id: int, user_id: int, held_before: datetime
-) -> tuple[int, int, int, bool, int, bool] | None:
-    """(id, cursor, served, paused, holds expired unseen, any hold opened before ``held_before``) of
-    the user's place in the project, locked until the transaction ends."""
-    params = [Assignment.Status.ASSIGNED, db_datetime(held_before), project_id, user_id]
+def annotator_state_locked(*, project_id: int, user_id: int, held_before: datetime) -> tuple | None:
+    """(id, cursor, served, paused, holds expired unseen, any hold opened before ``held_before``, and
+    the user's assignments submitted, assigned and skipped) of the user's place in the project,
+    locked until the transaction ends."""
+    params = [Assignment.Status.ASSIGNED, db_datetime(held_before), *STATUS_ORDER, project_id, user_id]
     return fetch_one(STATE_SQL + for_update(), params)
 
 
-def first_claim_checks(*, project_id: int, user_id: int, held_before: datetime) -> tuple[bool, bool]:
-    """(paused, any hold opened before ``held_before``) for a user who has no place yet."""
-    return fetch_one(
-        FIRST_CLAIM_SQL, [project_id, user_id, project_id, Assignment.Status.ASSIGNED, db_datetime(held_before)]
-    )
+def first_claim_checks(*, project_id: int, user_id: int, held_before: datetime) -> tuple:
+    """(paused, any hold opened before ``held_before``, and the user's assignments submitted, assigned
+    and skipped) for a user who has no place yet."""
+    counts = [value for status in STATUS_ORDER for value in (project_id, user_id, status)]
+    params = [project_id, user_id, project_id, Assignment.Status.ASSIGNED, db_datetime(held_before), *counts]
+    return fetch_one(FIRST_CLAIM_SQL, params)
 
 
 def annotator_state_advance(*, state_id: int, cursor: int) -> None:
@@ -378,6 +448,15 @@ def next_in_blocks(
     that has one, the lowest by ``(key mod MIX_MODULUS * mix[0] + mix[1]) mod MIX_MODULUS`` there."""
     params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
     return next(iter(Item.objects.raw(next_in_blocks_sql(len(blocks)), params)), None)
+
+
+def take_in_blocks(
+    *, project_id: int, user_id: int, blocks: list[tuple[int, int]], mix: tuple[int, int], overlap: int
+) -> Item | None:
+    """``next_in_blocks``'s item with one more annotator counted on it (``item_take_place``), or None
+    when there was none or its last place went to someone else first: ask ``next_in_blocks`` which."""
+    params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
+    return next(iter(Item.objects.raw(take_in_blocks_sql(len(blocks)), [overlap, *params, overlap])), None)
 
 
 def item_take_place(*, item_id: int, overlap: int) -> bool:

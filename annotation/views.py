@@ -16,13 +16,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, replace_url, reswap, retarget
 
-from annotation.access import project_access
+from annotation.access import project_access, project_assignment_access
 from annotation.assignments import (
+    NOT_YOUR_ASSIGNMENT,
     AssignmentClosed,
     ItemFull,
     NotAssigned,
     assignment_claim,
     assignment_for_user,
+    assignment_id_possible,
     assignment_open,
     assignment_skip,
     assignment_submit,
@@ -151,11 +153,30 @@ ANNOTATING_ROLES = {Role.ANNOTATOR, Role.EXPERT}
 NOT_AN_ANNOTATOR = "Only the project's annotators and experts annotate."
 
 
-def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project, roles = project_access(user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR)
+def _annotator_access(
+    request: HttpRequest, slug: str, assignment_id: int | None = None
+) -> tuple[Project, set[str], Assignment | None]:
+    project, roles, assignment = project_assignment_access(
+        user=request.user, slug=slug, allowed=ANNOTATING_ROLES, denied=NOT_AN_ANNOTATOR, assignment_id=assignment_id
+    )
     if not roles & ANNOTATING_ROLES:  # a superuser who does not annotate here has no assignments
         raise PermissionDenied(NOT_AN_ANNOTATOR)
+    return project, roles, assignment
+
+
+def _annotator_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
+    project, roles, _ = _annotator_access(request, slug)
     return project, roles
+
+
+def _annotator_assignment(request: HttpRequest, slug: str, assignment_id: int) -> tuple[Project, set[str], Assignment]:
+    """``_annotator_project`` and the user's assignment in it, read by one statement (a submit runs it)."""
+    if not assignment_id_possible(assignment_id):
+        raise Http404(NOT_YOUR_ASSIGNMENT)
+    project, roles, assignment = _annotator_access(request, slug, assignment_id)
+    if assignment is None:
+        raise Http404(NOT_YOUR_ASSIGNMENT)
+    return project, roles, assignment
 
 
 def _render_item(
@@ -170,13 +191,14 @@ def _render_item(
     return_to: str = "",
     notice: str = "",
     status: int = 200,
+    counts: dict[str, int] | None = None,
 ) -> HttpResponse:
     kind = project.task_kind
     context = {
         "project": project,
         "kind": kind,
         "progress": annotator_progress(
-            project=project, user=request.user, roles=roles, nothing_left=assignment is None
+            project=project, user=request.user, roles=roles, nothing_left=assignment is None, counts=counts
         ),
         "assignment": assignment,
         # The page speaks the annotator's language; the API and imports keep the precise field paths.
@@ -222,27 +244,26 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
     return _serve_next(request, project, roles)
 
 
-def _serve_next(request: HttpRequest, project: Project, roles: set[str], *, notice: str = "") -> HttpResponse:
-    claim = assignment_claim(project=project, user=request.user)
+def _serve_next(
+    request: HttpRequest, project: Project, roles: set[str], *, notice: str = "", holds_none: bool = False
+) -> HttpResponse:
+    claim = assignment_claim(project=project, user=request.user, holds_none=holds_none)
     notice = " ".join(filter(None, [notice, claim.notice]))
-    return _render_item(request, project, roles, claim.assignment, notice=notice)
+    return _render_item(request, project, roles, claim.assignment, notice=notice, counts=claim.counts)
 
 
 @login_required
 @post_only("workspace", "slug")
 def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    project, roles = _annotator_project(request, slug)
-    assignment = _own_assignment(request, project, assignment_id)
+    project, roles, assignment = _annotator_assignment(request, slug, assignment_id)
     kind = project.task_kind
     value = kind.value_from_form(request.POST, payload=assignment.item.payload)
     editing = assignment.status == Assignment.Status.SUBMITTED
     return_to = request.POST.get("return_to", "")
     try:
+        # Whether a suggestion was visible is what the assignment recorded when it was served.
         assignment_submit(
-            assignment=assignment,
-            value=value,
-            idempotency_key=request.POST.get("idempotency_key") or None,
-            suggestion_visible=visible_suggestion(assignment=assignment) is not None,
+            assignment=assignment, value=value, idempotency_key=request.POST.get("idempotency_key") or None
         )
     except ValidationFailed as exc:
         # 422 is swapped by htmx (see base.html's htmx-config), so the form comes back with its errors.
@@ -263,7 +284,8 @@ def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) 
         return _after_edit(request, project, roles, assignment, return_to)
     if not request.htmx:
         return redirect("workspace", slug=project.slug)
-    return _serve_next(request, project, roles)
+    # A first answer: the user's one hold was this item, now answered, so the claim need not look for another.
+    return _serve_next(request, project, roles, holds_none=True)
 
 
 #: Where an edit goes back to when saved: the history it was opened from, else the workspace.
@@ -291,8 +313,7 @@ def _after_edit(
 @login_required
 @post_only("workspace", "slug")
 def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    project, roles = _annotator_project(request, slug)
-    assignment = _own_assignment(request, project, assignment_id)
+    project, roles, assignment = _annotator_assignment(request, slug, assignment_id)
     try:
         assignment_skip(assignment=assignment, reason=request.POST.get("reason", ""))
     except (ValidationFailed, AssignmentClosed) as exc:

@@ -2,27 +2,40 @@
 
 Sets up a copa_likert project of ``--items`` items (imported with ``import_items``; reused when a
 complete one is already there) with overlap 3 and ``--annotators`` annotator accounts, clears the
-work of earlier runs, starts a login session per annotator in-process, starts gunicorn on a free
-loopback port and opens every annotator's workspace once (their first item). Then an open-loop generator sends
-requests at each rate of ``--rates`` for ``--seconds`` seconds: each request goes to an idle
-annotator, who alternates
+work of earlier runs, starts a login session (``--client htmx``) or an API token (``--client api``)
+per annotator in-process, starts gunicorn on a free loopback port and gives every annotator their
+first item. Then an open-loop generator sends requests at each rate of ``--rates`` for ``--seconds``
+seconds: each request goes to an idle annotator, who asks for the item they hold when they do not
+know it (their first turn, or after an error), and otherwise submits it, taking their next item
+from the answer, as the workspace's keyboard submit and the API's clients do:
 
-    GET  /p/<slug>/annotate/                     (HX-Request: true; the item they hold)
-    POST /p/<slug>/annotate/<id>/submit/         (six scores; the response claims their next item)
+    --client htmx (the workspace, one request per label):
+    GET  /p/<slug>/annotate/                          (HX-Request: true; the item they hold)
+    POST /p/<slug>/annotate/<id>/submit/              (six scores; the answer is their next item)
+
+    --client api (one request per label; a server without ?next= answers the annotation alone,
+    and the client then asks for next: two requests per label):
+    POST /api/projects/<slug>/assignments/next/       (the item they hold)
+    POST /api/assignments/<id>/submit/?next=true      (six scores; the answer holds their next item)
 
 Latency counts from the request's scheduled send time, so time spent waiting for a free client
-thread or a free server worker is part of it (no coordinated omission).
+thread or a free server worker is part of it (no coordinated omission). Each server worker logs
+where its requests' time went (bench/gunicorn_trace.py, ``--request-trace``; a temporary file
+when not given), and ``cpu_ms`` per label is the server's CPU over the submits answered in a step.
 
-    python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...]
+    python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...] [--client api]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
 
 The database is whatever DATABASE_URL names (PostgreSQL expected). The server runs as
 config/gunicorn.conf.py sets it up (bench/gunicorn_trace.py adds the trace hooks) unless
 ``--worker-class``, ``--workers`` or ``--threads`` say otherwise; ``--request-trace PATH`` has each
-worker log where its requests' time went. The last line is
-``RESULT max_rate_p95_50ms=<n> next_p95_ms=<n> submit_p95_ms=<n> next_p99_ms=<n> submit_p99_ms=<n>``:
-the highest rate whose p95 of both request types stayed within 50 ms with every request answered on
-time and without error, and the p95 and p99 figures at that rate (at the lowest rate when no rate held).
+worker log where its requests' time went. The last line is ``RESULT max_rate_p95_50ms=<n>
+next_p95_ms=<n> submit_p95_ms=<n> next_p99_ms=<n> submit_p99_ms=<n> labels_per_s=<n>
+cpu_ms_per_label=<n>``: the highest rate whose p95 of every request type sent stayed within 50 ms
+with every request answered on time and without error, and at that rate (at the lowest rate when no
+rate held) the p95 and p99 figures, the labels stored per second and the server's CPU milliseconds
+per label (every request it answered in the step, over the labels stored; nan for a request type
+not sent).
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import contextlib
 import cProfile
 import http.client
 import itertools
+import json
 import os
 import pstats
 import random
@@ -44,6 +58,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -76,6 +91,7 @@ HTTP_TIMEOUT_S = 10.0
 GIVE_UP_RATIO = 0.8
 GIVE_UP_P95_MS = 20 * THRESHOLD_MS
 
+CLIENTS = ("htmx", "api")
 ASSIGNMENT_RE = re.compile(rb'action="/p/[^/"]+/annotate/(\d+)/submit/"')
 CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 KEY_RE = re.compile(rb'name="idempotency_key" value="([^"]+)"')
@@ -237,7 +253,11 @@ def gunicorn(
             process.wait()
 
 
-def wait_until_up(server: Server, timeout: float = 60.0) -> None:
+#: How long gunicorn may take to answer its first request: minutes on a shared machine under load.
+STARTUP_TIMEOUT_S = 240.0
+
+
+def wait_until_up(server: Server, timeout: float = STARTUP_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -347,9 +367,14 @@ class Annotator:
     csrf: str = ""
     idempotency_key: str = ""
     done: bool = False
+    #: The API token (``--client api``); the session cookie otherwise.
+    token: str = ""
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Token {self.token}"} if self.token else {"Cookie": self.cookie_header()}
 
     def take_cookies(self, response: http.client.HTTPResponse) -> None:
         for header in response.headers.get_all("Set-Cookie") or []:
@@ -390,9 +415,9 @@ class Client:
         body: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
-        headers = {"Cookie": annotator.cookie_header(), **(headers or {})}
+        headers = {**annotator.auth_headers(), **(headers or {})}
         if body is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
         # One retry covers a keep-alive connection the server dropped while idle; a repeated submit
         # is harmless because it carries the same idempotency key.
         for attempt in (1, 2):
@@ -433,6 +458,24 @@ def start_sessions(annotators: list[Annotator]) -> None:
         annotator.cookies[settings.SESSION_COOKIE_NAME] = session.cookies[settings.SESSION_COOKIE_NAME].value
 
 
+def start_tokens(annotators: list[Annotator]) -> None:
+    """An API token for every annotator, made in-process (no password hash per annotator)."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.services import api_token_create
+
+    names = [annotator.username for annotator in annotators]
+    users = {user.username: user for user in get_user_model().objects.filter(username__in=names)}
+    for annotator in annotators:
+        annotator.token = api_token_create(user=users[annotator.username])[1]
+
+
+def forget_tokens(annotators: list[Annotator]) -> None:
+    from knox.models import AuthToken
+
+    AuthToken.objects.filter(user__username__in=[a.username for a in annotators]).delete()
+
+
 def read_item(annotator: Annotator, status: int, page: bytes) -> None:
     """Take the assignment id, CSRF token and idempotency key from a workspace partial."""
     if status != 200:
@@ -450,21 +493,49 @@ def read_item(annotator: Annotator, status: int, page: bytes) -> None:
     annotator.csrf, annotator.idempotency_key = token.group(1).decode(), key.group(1).decode()
 
 
+def read_assignment(annotator: Annotator, found: dict | None) -> None:
+    """Take the assignment from an API answer (None: nothing left for the annotator)."""
+    if found is None:
+        annotator.done, annotator.assignment_id = True, None
+        return
+    annotator.assignment_id, annotator.idempotency_key = int(found["id"]), uuid.uuid4().hex
+
+
 def next_item(client: Client, annotator: Annotator) -> None:
+    if annotator.token:
+        status, body = client.send(annotator, "POST", f"/api/projects/{SLUG}/assignments/next/")
+        if status not in (200, 204):
+            raise HttpError(f"HTTP {status}")
+        read_assignment(annotator, json.loads(body) if status == 200 else None)
+        return
     status, page = client.send(annotator, "GET", f"/p/{SLUG}/annotate/", headers={"HX-Request": "true"})
     read_item(annotator, status, page)
 
 
 def submit(client: Client, annotator: Annotator, rng: random.Random, factors: tuple[str, ...]) -> None:
-    form = {code: str(rng.randrange(3)) for code in factors}
+    """Submit the item held; the answer serves the next one (a server that does not leaves the
+    annotator to ask for it)."""
+    scores = {code: rng.randrange(3) for code in factors}
+    if annotator.token:
+        body = json.dumps({"value": {"scores": scores}, "idempotency_key": annotator.idempotency_key})
+        path = f"/api/assignments/{annotator.assignment_id}/submit/?next=true"
+        status, answer = client.send(annotator, "POST", path, body, {"Content-Type": "application/json"})
+        if status != 201:
+            raise HttpError(f"HTTP {status}")
+        stored = json.loads(answer)
+        if "next" in stored:
+            read_assignment(annotator, stored["next"])
+        else:
+            annotator.assignment_id = None
+        return
+    form = {code: str(value) for code, value in scores.items()}
     form["idempotency_key"] = annotator.idempotency_key
     headers = {"HX-Request": "true", "X-CSRFToken": annotator.csrf}
     path = f"/p/{SLUG}/annotate/{annotator.assignment_id}/submit/"
     status, page = client.send(annotator, "POST", path, urlencode(form), headers)
     if status != 200 or (ASSIGNMENT_RE.search(page) is None and NOTHING_LEFT not in page):
         raise HttpError(f"HTTP {status}" if status != 200 else "no next item in the answer")
-    # The answer already holds the next item; the annotator's next GET asks for it again.
-    annotator.assignment_id = None
+    read_item(annotator, status, page)  # the answer is the next item, as the workspace swaps it in
 
 
 def open_all(client: Client, annotators: list[Annotator], threads: int) -> list[float]:
@@ -529,6 +600,21 @@ class Step:
     #: Wall-clock start and end of the step (seconds since the epoch).
     began: float = 0.0
     ended: float = 0.0
+    #: Server CPU seconds of the requests answered in the step, from the request trace.
+    cpu_requests: float = float("nan")
+
+    @property
+    def labels(self) -> int:
+        """Answers stored: one per submit answered without error."""
+        return len(self.latencies["submit"])
+
+    @property
+    def labels_per_s(self) -> float:
+        return self.labels / self.span if self.span else 0.0
+
+    @property
+    def cpu_ms_per_label(self) -> float:
+        return 1000 * self.cpu_requests / self.labels if self.labels else float("nan")
 
     @property
     def cpu_other(self) -> float:
@@ -552,10 +638,13 @@ class Step:
 
     @property
     def held(self) -> bool:
+        # A client that takes its next item from each submit's answer sends few "next" requests: only
+        # the request types sent count, and submits must have been.
         return (
             self.error_count == 0
             and self.achieved >= 0.95 * self.rate
-            and all(self.latencies[kind] and self.p(kind, 95) <= THRESHOLD_MS for kind in ("next", "submit"))
+            and bool(self.latencies["submit"])
+            and all(self.p(kind, 95) <= THRESHOLD_MS for kind in ("next", "submit") if self.latencies[kind])
         )
 
     @property
@@ -673,14 +762,20 @@ def run_step(
 def print_step(step: Step) -> None:
     errors = step.error_count
     print(
-        f"{step.rate:>6}{step.achieved:>9.1f}"
+        f"{step.rate:>6}{step.achieved:>9.1f}{step.labels_per_s:>8.1f}"
         f"{step.p('next', 50):>8.1f}{step.p('next', 95):>8.1f}{step.p('next', 99):>8.1f}"
         f"{step.p('submit', 50):>8.1f}{step.p('submit', 95):>8.1f}{step.p('submit', 99):>8.1f}"
-        f"{errors:>7}{'yes' if step.held else 'no':>6}"
+        f"{errors:>7}{'yes' if step.held else 'no':>6}{step.cpu_ms_per_label:>8.2f}"
         f"{step.cpu_own:>7.2f}{step.cpu_server:>7.2f}{step.cpu_busiest_worker:>8.2f}"
         f"{step.cpu_database:>6.2f}{step.cpu_other:>7.2f}  {'/'.join(map(str, step.spread))}",
         flush=True,
     )
+
+
+def step_server_cpu(step: Step, path: str) -> float:
+    """CPU seconds the server's threads spent on the requests answered during the step (the trace
+    of bench/gunicorn_trace.py; what the load generator and the database spent is not in it)."""
+    return sum(t.cpu for t in read_request_trace(path) if step.began <= t.finished <= step.ended) / 1000
 
 
 def server_env(args: argparse.Namespace) -> dict[str, str]:
@@ -688,8 +783,7 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
     env = {"CONCORD_GC_FREEZE": "false" if args.no_gc_freeze else "true"}
     if args.gc_trace:
         env["CONCORD_GC_TRACE"] = args.gc_trace
-    if args.request_trace:
-        env["CONCORD_REQUEST_TRACE"] = args.request_trace
+    env["CONCORD_REQUEST_TRACE"] = args.request_trace
     return env
 
 
@@ -755,8 +849,12 @@ def load(args: argparse.Namespace) -> None:
         print(f"cleared the annotations, assignments and cursors of an earlier run ({removed} annotations)")
     annotators = [Annotator(name) for name in names]
     started = time.perf_counter()
-    start_sessions(annotators)
-    print(f"started {len(annotators)} login sessions in {time.perf_counter() - started:.1f} s")
+    if args.client == "api":
+        start_tokens(annotators)
+        print(f"made {len(annotators)} API tokens in {time.perf_counter() - started:.1f} s")
+    else:
+        start_sessions(annotators)
+        print(f"started {len(annotators)} login sessions in {time.perf_counter() - started:.1f} s")
     # The server's processes hold their own connections: this one would only sit idle.
     connection.close()
 
@@ -764,13 +862,18 @@ def load(args: argparse.Namespace) -> None:
     factors = tuple(FACTORS)
     print(
         f"gunicorn: {args.workers} {args.worker_class} workers x {args.threads} threads; "
-        f"client: {args.threads_client} threads, {args.arrivals} arrivals, {args.seconds:.0f} s per rate"
+        f"client: {args.client}, {args.threads_client} threads, {args.arrivals} arrivals, {args.seconds:.0f} s per rate"
     )
     steps: list[Step] = []
     with (
         tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
-        gunicorn(args.worker_class, args.workers, args.threads, Path(tmp), server_env(args)) as server,
+        contextlib.ExitStack() as stack,
     ):
+        # Each worker's request trace is what the CPU per label is read from: a temporary one unless asked.
+        args.request_trace = args.request_trace or str(Path(tmp) / "requests")
+        server = stack.enter_context(
+            gunicorn(args.worker_class, args.workers, args.threads, Path(tmp), server_env(args))
+        )
         client = Client(server.port, fresh_connections=args.fresh_connections)
         started = time.perf_counter()
         first_visits = open_all(client, annotators, max(2, args.workers * args.threads))
@@ -793,12 +896,17 @@ def load(args: argparse.Namespace) -> None:
             "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
         )
         print(
-            f"{'rate':>6}{'achieved':>9}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}{'errors':>7}{'held':>6}"
+            f"{'rate':>6}{'achieved':>9}{'labels':>8}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}"
+            f"{'errors':>7}{'held':>6}{'cpu ms':>8}"
             f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
         )
-        print(f"{'':>6}{'req/s':>9}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}")
+        print(
+            f"{'':>6}{'req/s':>9}{'/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}"
+            f"{'':>7}{'':>6}{'/label':>8}"
+        )
         for number, rate in enumerate(rates, start=1):
             step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
+            step.cpu_requests = step_server_cpu(step, args.request_trace)
             if args.timeline:
                 with open(args.timeline, "a") as sink:
                     sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
@@ -811,10 +919,11 @@ def load(args: argparse.Namespace) -> None:
         if server.process.poll() is not None:
             raise SystemExit(f"gunicorn died during the run:\n{server.log.read_text()[-3000:]}")
 
-    forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
-    reset_work(project)  # the items and accounts stay for the next run; the work it did goes
-    if args.request_trace:
         print_request_trace(steps, args.request_trace)
+
+    forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
+    forget_tokens(annotators)
+    reset_work(project)  # the items and accounts stay for the next run; the work it did goes
     print(f"host speed at the end: {host_speed_ms():.0f} ms")
     report(steps)
 
@@ -852,7 +961,8 @@ def report(steps: list[Step]) -> None:
     print(
         f"RESULT max_rate_p95_50ms={best} next_p95_ms={chosen.p('next', 95):.1f} "
         f"submit_p95_ms={chosen.p('submit', 95):.1f} next_p99_ms={chosen.p('next', 99):.1f} "
-        f"submit_p99_ms={chosen.p('submit', 99):.1f}"
+        f"submit_p99_ms={chosen.p('submit', 99):.1f} labels_per_s={chosen.labels_per_s:.1f} "
+        f"cpu_ms_per_label={chosen.cpu_ms_per_label:.2f}"
     )
 
 
@@ -1028,6 +1138,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="threads per gunicorn worker (default: the config's)")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
+    parser.add_argument("--client", choices=CLIENTS, default="htmx", help="the workspace (htmx) or the REST API")
     parser.add_argument(
         "--fresh-connections",
         action="store_true",

@@ -14,6 +14,7 @@ from rest_framework.parsers import JSONParser
 from annotation import jsonsafe
 
 PAGE_TOO_LARGE = "at most {limit} rows per page (CONCORD_API_MAX_PAGE_SIZE); page on with ?offset="
+NOT_A_COUNT = "must be a whole number of at least {minimum}"
 BODY_TOO_LARGE = "the request body is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES)"
 BODY_NOT_JSON = "JSON parse error - {reason}"
 
@@ -39,11 +40,26 @@ class SafeJSONParser(JSONParser):
 
 
 class CappedLimitOffsetPagination(LimitOffsetPagination):
-    """``?limit=`` above CONCORD_API_MAX_PAGE_SIZE is refused with a 400 rather than silently cut."""
+    """``?limit=`` above CONCORD_API_MAX_PAGE_SIZE is refused with a 400 rather than silently cut, and
+    so is a ``limit`` or ``offset`` that is not a count (DRF would fall back to the default page)."""
 
     def get_limit(self, request):
-        limit = super().get_limit(request)
+        limit = self._count(request, self.limit_query_param, minimum=1)
+        if limit is None:
+            return self.default_limit
         cap = settings.CONCORD_API_MAX_PAGE_SIZE
-        if limit is not None and limit > cap:
+        if limit > cap:
             raise exceptions.ValidationError({self.limit_query_param: [PAGE_TOO_LARGE.format(limit=cap)]})
         return limit
+
+    def get_offset(self, request):
+        return self._count(request, self.offset_query_param, minimum=0) or 0
+
+    @staticmethod
+    def _count(request, name: str, *, minimum: int) -> int | None:
+        raw = request.query_params.get(name)
+        if raw is None:
+            return None
+        if not (raw.isascii() and raw.isdigit()) or int(raw) < minimum or len(raw) > 18:
+            raise exceptions.ValidationError({name: [NOT_A_COUNT.format(minimum=minimum)]})
+        return int(raw)

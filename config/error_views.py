@@ -1,6 +1,6 @@
 """Concord's own answers when a request is refused before or outside a view: a failed CSRF check,
-403, 404 and 400. Pages get Concord's page with the reason and a way on; the API keeps answering
-JSON in the shape DRF uses (``{"detail": ...}``)."""
+403, 404 and 400. Pages get Concord's page with the reason and a way on; the API answers JSON in
+its one error shape (``annotation.errors.error_body``; docs/api.md, Errors)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,21 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
 
+from annotation.errors import ConcordError, ValidationFailed, error_body, error_body_of
+
 CSRF_FAILED = "CSRF Failed: {reason}"
 API_NOT_FOUND = "Not found."
 API_FORBIDDEN = "You do not have permission to perform this action."
 API_BAD_REQUEST = "Bad request."
+
+
+#: The heading of a page (or htmx partial) that reports a domain error, by the status it declares.
+ERROR_HEADINGS = {
+    403: "You may not do this here",
+    404: "Not found",
+    409: "This changed in the meantime",
+}
+DEFAULT_ERROR_HEADING = "This was not done"
 
 
 def is_api_request(request: HttpRequest) -> bool:
@@ -24,26 +35,57 @@ def is_api_request(request: HttpRequest) -> bool:
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """settings.CSRF_FAILURE_VIEW: the form is refused, the page says why and how to send it again."""
     if is_api_request(request):
-        return JsonResponse({"detail": CSRF_FAILED.format(reason=reason)}, status=403)
+        return JsonResponse(error_body(code="csrf_failed", detail=CSRF_FAILED.format(reason=reason)), status=403)
     return render(request, "403_csrf.html", {"reason": reason}, status=403)
 
 
 @requires_csrf_token
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
-        return JsonResponse({"detail": str(exception) or API_FORBIDDEN}, status=403)
+        return JsonResponse(error_body(code="permission_denied", detail=str(exception) or API_FORBIDDEN), status=403)
     return defaults.permission_denied(request, exception)
 
 
 @requires_csrf_token
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
-        return JsonResponse({"detail": API_NOT_FOUND}, status=404)
+        return JsonResponse(error_body(code="not_found", detail=API_NOT_FOUND), status=404)
     return defaults.page_not_found(request, exception)
 
 
 @requires_csrf_token
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
-        return JsonResponse({"detail": API_BAD_REQUEST}, status=400)
+        return JsonResponse(error_body(code="bad_request", detail=API_BAD_REQUEST), status=400)
     return defaults.bad_request(request, exception)
+
+
+def domain_error_page(request: HttpRequest, error: ConcordError) -> HttpResponse:
+    """A domain error as the 4xx it declares: the item panel's partial for htmx, a whole page otherwise."""
+    messages = [str(e) for e in error.errors] if isinstance(error, ValidationFailed) else []
+    context = {
+        "code": error.code,
+        "heading": ERROR_HEADINGS.get(error.http_status, DEFAULT_ERROR_HEADING),
+        "detail": "nothing was stored" if messages else error.message,
+        "errors": messages,
+    }
+    template = "error.html#message" if getattr(request, "htmx", False) else "error.html"
+    return render(request, template, context, status=error.http_status)
+
+
+class DomainErrorMiddleware:
+    """Pages answer a ``ConcordError`` a view let through (a ``ConcurrentEdit`` in a race, say) with
+    the status it declares, as the API's handler does (config/api.py), instead of a 500."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, ConcordError):
+            return None
+        if is_api_request(request):
+            return JsonResponse(error_body_of(exception), status=exception.http_status)
+        return domain_error_page(request, exception)

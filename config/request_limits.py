@@ -24,6 +24,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 
+from annotation.errors import error_body
 from config.error_views import is_api_request
 
 
@@ -85,7 +86,7 @@ def _smallest_limit() -> int:
 
 def _refusal(request: HttpRequest, *, status: int, code: str, detail: str) -> HttpResponse:
     if is_api_request(request):
-        return JsonResponse({"code": code, "detail": detail}, status=status)
+        return JsonResponse(error_body(code=code, detail=detail), status=status)
     page = render_to_string("413.html", {"detail": detail, "status": status}, request=request)
     return HttpResponse(page, status=status)
 

@@ -100,8 +100,11 @@ MIDDLEWARE = [
     # A temporary password is changed before anything else (accounts/middleware.py).
     "accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's header, built once (config/csp.py).
+    "config.csp.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A domain error a page let through answers the 4xx it declares (config/error_views.py).
+    "config.error_views.DomainErrorMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -307,9 +310,11 @@ CONCORD_SIGN_IN_MAX_BYTES = int(os.environ.get("CONCORD_SIGN_IN_MAX_BYTES", "409
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         # Tokens stored hashed, expiring and revocable (django-rest-knox); the header stays `Token <key>`.
-        "knox.auth.TokenAuthentication",
+        # First, so that a request without valid credentials (a revoked or expired token, none at
+        # all) answers 401 with `WWW-Authenticate: Token`, as DRF answers when a scheme can be named.
+        "config.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet, TextField
+from django.db.models import QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -61,19 +61,18 @@ def suggestion_for_display(*, item: Item) -> Suggestion | None:
     all is the caller's decision (the project's exposure setting).
     """
     project = item.project
-    run = (
+    # The run's judge as a subquery: one statement, on every item the workspace serves with suggestions.
+    latest_run_judge = (
         JudgeRun.objects.filter(
             project_id=project.pk,
             judge__kind=project.kind,
             status__in=(JudgeRun.Status.RUNNING, JudgeRun.Status.COMPLETED),
         )
         .order_by("-created_at", "-id")
-        .first()
+        .values("judge_id")[:1]
     )
-    if run is None:
-        return None
     suggestion = (
-        Suggestion.objects.filter(judge_id=run.judge_id, item=item, status=Suggestion.Status.OK)
+        Suggestion.objects.filter(judge_id=Subquery(latest_run_judge), item=item, status=Suggestion.Status.OK)
         .select_related("run__judge", "judge")
         .order_by("-updated_at", "-id")
         .first()

@@ -59,6 +59,7 @@ class TemporaryPasswordTests:
         assert response.status_code == 403 and response.json() == {
             "code": PASSWORD_CHANGE_REQUIRED_CODE,
             "detail": PASSWORD_CHANGE_REQUIRED,
+            "errors": [],
         }
         token = APIClient().post("/api/token/", {"username": "temporary", "password": added.temporary_password})
         assert token.status_code == 403 and token.json()["code"] == PASSWORD_CHANGE_REQUIRED_CODE

@@ -23,8 +23,8 @@ def alice(make_user):
     return make_user("alice", PASSWORD)
 
 
-#: A request with a bad token: 403 (session authentication, which comes first, sends no challenge).
-REFUSED = 403
+#: A request with a bad token: 401 with the `Token` challenge (token authentication comes first).
+REFUSED = 401
 
 
 def authed(key: str) -> APIClient:
@@ -42,7 +42,8 @@ class ObtainTests:
 
     def test_wrong_password_answers_400_as_before(self, alice):
         response = APIClient().post(reverse("api_token"), {"username": "alice", "password": "nope"}, format="json")
-        assert response.status_code == 400 and response.json() == {"non_field_errors": [BAD_CREDENTIALS]}
+        assert response.status_code == 400
+        assert response.json() == {"code": "bad_credentials", "detail": BAD_CREDENTIALS, "errors": []}
         assert not AuthToken.objects.exists()
 
     def test_a_stale_token_header_does_not_block_getting_a_new_token(self, alice):
@@ -51,7 +52,7 @@ class ObtainTests:
 
     def test_overlong_password_is_400(self, alice):
         response = APIClient().post(reverse("api_token"), {"username": "alice", "password": "x" * 2000}, format="json")
-        assert response.status_code == 400 and "password" in response.json()
+        assert response.status_code == 400 and [e["field"] for e in response.json()["errors"]] == ["password"]
 
 
 class StorageAndExpiryTests:
@@ -86,6 +87,13 @@ class RevokeTests:
         assert authed(key).delete(reverse("api_token")).status_code == 204
         assert authed(key).get("/api/projects/").status_code == REFUSED
         assert authed(kept).get("/api/projects/").status_code == 200
+
+    def test_a_revoked_token_is_401_with_the_token_challenge(self, alice):
+        _, key = api_token_create(user=alice)
+        authed(key).delete(reverse("api_token"))
+        response = authed(key).get("/api/projects/")
+        assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+        assert response.json()["code"] == "authentication_failed"
 
     def test_delete_without_a_token_is_refused(self):
         assert APIClient().delete(reverse("api_token")).status_code == 401  # with the `Token` challenge

@@ -3,9 +3,11 @@
 import pytest
 from django.contrib.auth.models import Permission
 
+from annotation.access import NEEDS_ROLES
+from annotation.apis import AssignmentOutput, RaterAnnotationOutput
 from annotation.importing import import_items
 from annotation.kinds import get_kind
-from annotation.models import Annotation, Item, Project, Role
+from annotation.models import Annotation, Assignment, Item, Project, Role
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
 from tests.api.conftest import client_for
@@ -102,6 +104,12 @@ class BlindingTests:
         body = {"records": [{"external_id": "x", **COPA.example_payload()}]}
         assert client_for(people["ann1"]).post("/api/projects/main/items/", body, format="json").status_code == 403
 
+    def test_a_refusal_names_the_roles_in_words_not_python_enums(self, world):
+        _, people = world
+        response = client_for(people["ann1"]).get("/api/projects/main/items/")
+        assert response.json()["detail"] == NEEDS_ROLES.format(roles="experts or researchers")
+        assert "Role." not in response.content.decode()
+
 
 class BadPayloadTests:
     def test_score_of_three_is_400_with_the_field_and_nothing_stored(self, world):
@@ -124,13 +132,17 @@ class BadPayloadTests:
         _, people = world
         body = {"slug": "main", "kind": "nope", "overlap": 0}
         response = client_for(people["res"]).post("/api/projects/", body, format="json")
-        assert response.status_code == 400 and set(response.json()) == {"slug", "kind", "overlap"}
+        assert response.status_code == 400 and {e["field"] for e in response.json()["errors"]} == {
+            "slug",
+            "kind",
+            "overlap",
+        }
 
     def test_skip_without_reason_is_400(self, world):
         _, people = world
         assignment = client_for(people["ann1"]).post("/api/projects/main/assignments/next/").json()
         response = client_for(people["ann1"]).post(f"/api/assignments/{assignment['id']}/skip/", {}, format="json")
-        assert response.status_code == 400 and "reason" in response.json()
+        assert response.status_code == 400 and [e["field"] for e in response.json()["errors"]] == ["reason"]
 
 
 class HappyPathTests:
@@ -140,7 +152,7 @@ class HappyPathTests:
         assert res.post("/api/projects/", {"slug": "new", "kind": "intent_mcq"}, format="json").status_code == 201
         records = [{"external_id": "m1", **get_kind("intent_mcq").example_payload()}]
         assert res.post("/api/projects/new/items/", {"records": records}, format="json").json() == {"imported": 1}
-        assert [p["slug"] for p in res.get("/api/projects/").json()] == ["main", "new"]
+        assert [p["slug"] for p in res.get("/api/projects/").json()["results"]] == ["main", "new"]
         assignment, response = claim_and_submit(people["ann1"])
         assert response.status_code == 201 and response.json()["version"] == 1
         assert assignment["suggestion"] is None  # the project hides suggestions
@@ -150,3 +162,99 @@ class HappyPathTests:
         assert response.status_code == 200 and len(response.json()["token"]) == 64  # hex of 32 random bytes
         schema = client_for().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
         assert schema.status_code == 200 and "/api/projects/{slug}/assignments/next/" in schema.json()["paths"]
+
+
+class SubmitAndNextTests:
+    """POST /api/assignments/{id}/submit/?next=true: the stored annotation and the next assignment, in one request."""
+
+    def submit_next(self, client, assignment_id: int, value=None, **body):
+        url = f"/api/assignments/{assignment_id}/submit/?next=true"
+        return client.post(url, {"value": value or COPA.example_value(), **body}, format="json")
+
+    def test_answers_the_stored_annotation_and_the_next_item_as_its_rater_sees_it(self, world):
+        main, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        response = self.submit_next(client, first["id"])
+        body = response.json()
+        assert response.status_code == 201 and body["assignment"] == first["id"] and body["source"] == "api"
+        assert Annotation.objects.get(pk=body["id"]).value == COPA.example_value()
+        following = body["next"]
+        assert following["id"] != first["id"] and following["status"] == "assigned" and following["holds_expired"] == 0
+        # The one the user now holds: asking for next again serves the same.
+        assert client.post("/api/projects/main/assignments/next/").json()["id"] == following["id"]
+        # Blinding: the rater's payload only, as the next endpoint gives it; no id or hidden field.
+        item = Item.objects.get(project=main, assignments__pk=following["id"])
+        assert following["item"] == {"payload": COPA.rater_payload(item.payload, revealed=[])}
+        assert item.external_id not in response.content.decode()
+        assert "response_source" not in response.content.decode()
+
+    def test_a_repeated_submit_with_its_key_stores_one_version_and_answers_the_same(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        once = self.submit_next(client, first["id"], idempotency_key="retry-1").json()
+        again = self.submit_next(client, first["id"], idempotency_key="retry-1").json()
+        assert (again["id"], again["version"], again["next"]["id"]) == (once["id"], 1, once["next"]["id"])
+        assert Annotation.objects.count() == 1
+
+    def test_next_is_null_when_nothing_is_left(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        held = client.post("/api/projects/main/assignments/next/").json()
+        served = []
+        while held is not None:
+            served.append(held["id"])
+            held = self.submit_next(client, held["id"]).json()["next"]
+        assert len(served) == 5 and Annotation.objects.count() == 5
+
+    def test_without_next_the_answer_is_the_annotation_alone(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        response = client.post(
+            f"/api/assignments/{first['id']}/submit/", {"value": COPA.example_value()}, format="json"
+        )
+        assert response.status_code == 201 and "next" not in response.json()
+
+    def test_a_bad_next_flag_is_400_and_stores_nothing(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        url = f"/api/assignments/{first['id']}/submit/?next=maybe"
+        response = client.post(url, {"value": COPA.example_value()}, format="json")
+        assert response.status_code == 400 and response.json()["errors"][0]["field"] == "next"
+        assert not Annotation.objects.exists()
+
+    def test_an_invalid_value_is_400_stores_nothing_and_claims_nothing(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        response = self.submit_next(client, first["id"], value={"scores": {"CT": 3}})
+        assert response.status_code == 400 and response.json()["code"] == "invalid"
+        assert not Annotation.objects.exists()
+        assert client.post("/api/projects/main/assignments/next/").json()["id"] == first["id"]
+
+    def test_someone_elses_assignment_is_404_and_claims_nothing_for_them(self, world):
+        _, people = world
+        theirs = client_for(people["ann2"]).post("/api/projects/main/assignments/next/").json()
+        response = self.submit_next(client_for(people["ann1"]), theirs["id"])
+        assert response.status_code == 404 and response.json()["code"] == "not_assigned"
+        assert not Annotation.objects.exists()
+        assert not Assignment.objects.filter(annotator=people["ann1"]).exists()
+
+
+class HotPathOutputTests:
+    """The submit and next answers are built without a serializer walk: the same JSON the schema's
+    serializers give."""
+
+    def test_a_submit_answers_what_its_serializer_gives(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        body = client.post(f"/api/assignments/{first['id']}/submit/?next=true", {"value": COPA.example_value()},
+                           format="json").json()  # fmt: skip
+        annotation = Annotation.objects.get(pk=body["id"])
+        annotation.rater_assignment = first["id"]
+        assert {k: v for k, v in body.items() if k != "next"} == RaterAnnotationOutput(annotation).data
+        assert body["next"] == AssignmentOutput(body["next"]).data

@@ -42,7 +42,7 @@ NEW = {"slug": "fresh", "kind": "intent_mcq", "overlap": 3, "guidelines": "Read 
 class ProjectCreateTests:
     @pytest.mark.parametrize(
         ("who", "status"),
-        [("anonymous", 403), ("outsider", 403), ("annotator", 403), ("expert", 403), ("researcher", 403),
+        [("anonymous", 401), ("outsider", 403), ("annotator", 403), ("expert", 403), ("researcher", 403),
          ("staff", 201)],
     )  # fmt: skip
     def test_who_may_create_a_project(self, team, who, status):
@@ -69,7 +69,7 @@ class ProjectCreateTests:
         _, people = team
         settings.CONCORD_SELF_SERVICE_PROJECTS = True
         assert as_(people, "annotator").post("/api/projects/", NEW, format="json").status_code == 201
-        assert as_(people, "anonymous").post("/api/projects/", {**NEW, "slug": "x"}, format="json").status_code == 403
+        assert as_(people, "anonymous").post("/api/projects/", {**NEW, "slug": "x"}, format="json").status_code == 401
 
     def test_guidelines_over_the_cap_are_refused(self, team):
         _, people = team
@@ -81,7 +81,7 @@ class ProjectCreateTests:
 class ProjectPatchTests:
     @pytest.mark.parametrize(
         ("who", "status"),
-        [("anonymous", 403), ("outsider", 404), ("annotator", 403), ("expert", 403), ("researcher", 200),
+        [("anonymous", 401), ("outsider", 404), ("annotator", 403), ("expert", 403), ("researcher", 200),
          ("staff", 404)],
     )  # fmt: skip
     def test_who_may_change_settings(self, team, who, status):
@@ -103,7 +103,9 @@ class ProjectPatchTests:
     def test_kind_cannot_change_once_items_exist(self, team):
         project, people = team
         response = as_(people, "researcher").patch("/api/projects/pilot/", {"kind": "intent_mcq"}, format="json")
-        assert response.status_code == 400 and response.json()["kind"] == [KIND_LOCKED_BY_ITEMS]
+        assert response.status_code == 400 and response.json()["errors"] == [
+            {"field": "kind", "message": KIND_LOCKED_BY_ITEMS, "line": None}
+        ]
         assert Project.objects.get(pk=project.pk).kind == "copa_likert"
 
     def test_k_cannot_go_below_the_annotators_an_item_has(self, team):
@@ -112,7 +114,9 @@ class ProjectPatchTests:
             assignment_claim_next(project=project, user=people[who])
         body = {"overlap": 1, "title": "Not stored either"}
         response = as_(people, "researcher").patch("/api/projects/pilot/", body, format="json")
-        assert response.status_code == 400 and response.json()["overlap"] == [OVERLAP_BELOW_DONE.format(minimum=2)]
+        assert response.status_code == 400 and response.json()["errors"] == [
+            {"field": "overlap", "message": OVERLAP_BELOW_DONE.format(minimum=2), "line": None}
+        ]
         project.refresh_from_db()
         assert (project.overlap, project.title) == (2, "pilot")
 
@@ -126,13 +130,41 @@ class ProjectPatchTests:
         project, people = team
         response = as_(people, "researcher").patch("/api/projects/pilot/", {"archived": True}, format="json")
         assert response.status_code == 200 and response.json()["archived_at"] is not None
-        assert as_(people, "annotator").get("/api/projects/").json() == []
-        assert [p["slug"] for p in as_(people, "researcher").get("/api/projects/").json()] == ["pilot"]
+        assert as_(people, "annotator").get("/api/projects/").json()["results"] == []
+        assert [p["slug"] for p in as_(people, "researcher").get("/api/projects/").json()["results"]] == ["pilot"]
         claim = as_(people, "annotator").post("/api/projects/pilot/assignments/next/")
-        assert claim.status_code == 403 and claim.json() == {"code": "project_archived", "detail": PROJECT_ARCHIVED}
+        assert claim.status_code == 403
+        assert claim.json() == {"code": "project_archived", "detail": PROJECT_ARCHIVED, "errors": []}
         assert not project.assignments.exists()
         # Exports stay open to the researcher.
         assert as_(people, "researcher").get("/api/projects/pilot/items/").status_code == 200
         restored = as_(people, "researcher").patch("/api/projects/pilot/", {"archived": False}, format="json")
         assert restored.json()["archived_at"] is None
         assert as_(people, "annotator").post("/api/projects/pilot/assignments/next/").status_code == 200
+
+
+class ProjectListPageTests:
+    """GET /api/projects/ is a page like every other list: ``?limit=`` within its documented cap."""
+
+    @pytest.fixture
+    def three(self, team, make_project):
+        project, people = team
+        for slug in ("second", "third"):
+            membership_add(
+                project=make_project("copa_likert", slug=slug), user=people["researcher"], role=Role.RESEARCHER
+            )
+        return people
+
+    def test_limit_and_offset_page_the_projects(self, three):
+        api = as_(three, "researcher")
+        first = api.get("/api/projects/?limit=2").json()
+        rest = api.get("/api/projects/?limit=2&offset=2").json()
+        assert first["count"] == 3 and len(first["results"]) == 2 and first["next"] is not None
+        assert len(rest["results"]) == 1
+        assert {p["slug"] for p in first["results"] + rest["results"]} == {"pilot", "second", "third"}
+
+    @pytest.mark.parametrize("query", ["limit=abc", "limit=5000", "limit=0", "limit=-1", "offset=x"])
+    def test_a_limit_that_is_not_a_count_within_the_cap_is_400_naming_it(self, three, query):
+        response = as_(three, "researcher").get(f"/api/projects/?{query}")
+        assert response.status_code == 400
+        assert [e["field"] for e in response.json()["errors"]] == [query.split("=")[0]]

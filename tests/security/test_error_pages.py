@@ -81,7 +81,7 @@ class ErrorPageTests:
         assert page.status_code == 404 and "Page not found" in page.content.decode()
         api = client.get("/api/no-such-endpoint/")
         assert api.status_code == 404 and api["Content-Type"] == "application/json"
-        assert api.json() == {"detail": API_NOT_FOUND}
+        assert api.json() == {"code": "not_found", "detail": API_NOT_FOUND, "errors": []}
 
     def test_a_request_for_an_unknown_host_gets_concord_s_400(self, client):
         response = client.get("/", HTTP_HOST="attacker.test")
@@ -117,3 +117,50 @@ class RefusalLogTests:
         assert ClientErrorWithoutTraceback().filter(record) and record.exc_info is not None
         record.status_code = 403
         assert ClientErrorWithoutTraceback().filter(record) and record.exc_info is None
+
+
+class DomainErrorPageTests:
+    """A domain error a page lets through (ConcurrentEdit: two edits of one item at the same moment)
+    answers the 4xx it declares, as the API does: a page, or the item panel's partial for htmx."""
+
+    def refused(self, make_user, *, htmx: bool = False, path: str = "/p/main/annotate/1/submit/"):
+        from django.test import RequestFactory
+        from django_htmx.middleware import HtmxDetails
+
+        from annotation.errors import ConcurrentEdit
+        from annotation.services import CONCURRENT_EDIT
+        from config.error_views import DomainErrorMiddleware
+
+        headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+        request = RequestFactory().post(path, **headers)
+        request.user, request.htmx = make_user("ann"), HtmxDetails(request)
+        return DomainErrorMiddleware(lambda r: None).process_exception(request, ConcurrentEdit(CONCURRENT_EDIT))
+
+    def test_a_page_answers_409_with_the_reason(self, make_user):
+        from annotation.services import CONCURRENT_EDIT
+
+        response = self.refused(make_user)
+        page = response.content.decode()
+        assert response.status_code == 409 and "<html" in page
+        assert CONCURRENT_EDIT.capitalize() in page and 'data-error-code="concurrent_edit"' in page
+
+    def test_htmx_gets_the_partial_with_the_same_status(self, make_user):
+        response = self.refused(make_user, htmx=True)
+        page = response.content.decode()
+        assert response.status_code == 409 and "<html" not in page and 'role="alert"' in page
+
+    def test_the_api_gets_the_one_error_shape(self, make_user):
+        import json
+
+        response = self.refused(make_user, path="/api/assignments/1/submit/")
+        body = json.loads(response.content)
+        assert response.status_code == 409 and body["code"] == "concurrent_edit"
+        assert set(body) == {"code", "detail", "errors"}
+
+    def test_other_exceptions_are_left_to_django(self, make_user):
+        from django.test import RequestFactory
+
+        from config.error_views import DomainErrorMiddleware
+
+        request = RequestFactory().get("/")
+        assert DomainErrorMiddleware(lambda r: None).process_exception(request, KeyError("x")) is None

@@ -218,7 +218,9 @@ class PageSizeTests:
         settings.CONCORD_API_MAX_PAGE_SIZE = 50
         response = client_for(people["res"]).get("/api/projects/main/items/?limit=51")
         assert response.status_code == 400
-        assert response.json()["limit"] == [PAGE_TOO_LARGE.format(limit=50)]
+        assert response.json()["errors"] == [
+            {"field": "limit", "message": PAGE_TOO_LARGE.format(limit=50), "line": None}
+        ]
 
     def test_page_size_at_cap_is_served(self, team, settings):
         project, people = team
