@@ -80,6 +80,7 @@ class CopaLikert(TaskKind):
         RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
     )
     report_builder = "validation.reports.copa_likert.CopaLikertReport"
+    value_rules_need_payload = False
     demo_project = {
         **{
             "slug": "demo-copa",

@@ -60,6 +60,7 @@ class IpqaEvalMatch(TaskKind):
     description = "Does a predicted intent state the same goal as a gold core intent? Match or no match."
     rating_dimensions = (RatingDimension("match", "nominal", "Match", (NO_MATCH, MATCH), ("no match", "match")),)
     report_builder = "validation.reports.ipqa_eval_match.IpqaEvalMatchReport"
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-ipqa-eval", "title": "Demo: IPQA-Eval intent matching", "overlap": 2, "seed": 11},
         "guidelines": DEMO_GUIDELINES,

@@ -118,6 +118,7 @@ class LabelContextualization(TaskKind):
         RatingDimension("review_verdict", "nominal", "Review verdict", ("accept", "revise"), ("accept", "revise")),
     )
     report_builder = "validation.reports.label_contextualization.LabelContextualizationReport"
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-labels", "title": "Demo: IntentGrasp label contextualization", "overlap": 2, "seed": 7},
         "guidelines": DEMO_GUIDELINES,

@@ -70,6 +70,7 @@ class RationaleInspection(TaskKind):
         *(RatingDimension(code, "nominal", label, (0, 1), ("no", "yes")) for code, label in FAILURE_CATEGORIES.items()),
     )
     report_builder = "validation.reports.rationale_inspection.RationaleInspectionReport"
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-rationale", "title": "Demo: rationale inspection (Stack Exchange)", "overlap": 2, "seed": 365},
         "guidelines": demo_guidelines(),
