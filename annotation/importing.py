@@ -113,6 +113,7 @@ def _bounded_lines(text: io.TextIOBase, limit: int) -> Iterator[tuple[str, bool]
 
 def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
     limit = settings.CONCORD_MAX_RECORD_BYTES
+    depth = jsonsafe.max_depth()  # read once: a setting costs more to look up than a short line to parse
     for line_no, (line, too_large) in enumerate(_bounded_lines(source.text, limit), start=1):
         if too_large:
             errors.add(FieldError("", RECORD_TOO_LARGE.format(limit=limit), line_no))
@@ -120,7 +121,7 @@ def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            data = jsonsafe.loads(line)
+            data = jsonsafe.loads(line, depth=depth)
         except jsonsafe.UnsafeJSON as exc:
             errors.add(FieldError(exc.path, exc.message, line_no))
             continue

@@ -34,8 +34,10 @@ TOO_LARGE = "is {size:,} bytes as JSON; the limit is {limit:,} (CONCORD_MAX_ANSW
 # one, so only escapes need looking for; the walk also checks raw ones in strings built elsewhere.
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: A run of digits that may be an integer orjson cannot hold (beyond 64 bits).
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
+# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float. Found by
+# mapping every byte but a digit to a space: several times faster than a regular expression.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 class UnsafeJSON(ValueError):
@@ -107,7 +109,7 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
         # orjson refuses every non-finite number and unpaired surrogate, and reads all else as the
         # standard parser does, at a fifth of the time, except integers beyond 64 bits (as floats):
         # text with a long digit run, and everything orjson refuses, goes the standard way.
-        if not _LONG_DIGITS.search(text):
+        if _LONG_DIGIT_RUN not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY):
             data = orjson.loads(text)
             if text.count("[") + text.count("{") > limit:
                 check_tree(data, path=path, depth=limit)
