@@ -46,6 +46,7 @@ from annotation.importing import (
     read_records,
     record_external_id,
 )
+from annotation.importing.staging import BATCH_TEXT
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
 from judges.kinds import kind_module
@@ -280,40 +281,7 @@ class _ItemLookup:
 # -- storing a run's outputs -----------------------------------------------------------------------
 
 
-class _OutputStaging(StagingTable):
-    """The run file's valid lines, one row each, ready to become suggestions."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "concord_run_staging",
-            (
-                ("item_id", "bigint"),
-                ("status", "text"),
-                ("value", "text"),
-                ("raw_output", "text"),
-                ("failure_reason", "text"),
-                ("tokens_in", "integer"),
-                ("tokens_out", "integer"),
-                ("latency_ms", "double precision"),
-                ("score", "double precision"),
-                ("option_order", "text"),
-            ),
-        )
-
-    def insert_suggestions(self, run: JudgeRun, prompt_sha256: str) -> None:
-        meta = Suggestion._meta
-        columns = [meta.get_field(name).column for name in SUGGESTION_COLUMNS]
-        cast = "::jsonb" if self.postgres else ""
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
-        self.cursor.execute(
-            f"INSERT INTO {meta.db_table} ({', '.join(columns)}) "
-            f"SELECT %s, %s, item_id, %s, status, value{cast}, raw_output, failure_reason, 1, tokens_in, "
-            f"tokens_out, latency_ms, score, option_order{cast}, %s, %s FROM {self.table} ORDER BY line",
-            [run.judge_id, run.pk, prompt_sha256, now, now],
-        )
-
-
-#: The suggestion fields an imported line sets, in the order of ``insert_suggestions``' SELECT.
+#: The suggestion fields an imported line sets, in the order of ``_SuggestionWriter``'s rows.
 SUGGESTION_COLUMNS = (
     "judge",
     "run",
@@ -334,16 +302,105 @@ SUGGESTION_COLUMNS = (
 )
 
 
+class _SuggestionWriter:
+    """The run's suggestions, written a batch at a time straight into their table while the file is
+    read (COPY on PostgreSQL, batched inserts elsewhere), in file order.
+
+    A staging table and an ``INSERT ... SELECT`` from it wrote every line twice. Before a batch is
+    written, its items are looked up among the suggestions already written (one indexed query): an
+    id repeated in the file stops the writing, and the staging table of lines and ids (which the
+    caller keeps) names the repeated lines. Nothing is written twice, so the table's uniqueness
+    (judge, item, prompt hash) never refuses a row mid-transaction.
+    """
+
+    def __init__(self, run: JudgeRun, prompt_sha256: str) -> None:
+        meta = Suggestion._meta
+        self.postgres = connection.vendor == "postgresql"
+        columns = ", ".join(meta.get_field(name).column for name in SUGGESTION_COLUMNS)
+        self.copy_sql = f"COPY {meta.db_table} ({columns}) FROM STDIN"
+        marks = ", ".join(["%s"] * len(SUGGESTION_COLUMNS))
+        self.insert_sql = f"INSERT INTO {meta.db_table} ({columns}) VALUES ({marks})"
+        now = timezone.now()
+        stamp = now if self.postgres else connection.ops.adapt_datetimefield_value(now)
+        self.head, self.tail = (run.judge_id, run.pk), (stamp, stamp)
+        self.prompt_sha256 = prompt_sha256
+        self.cursor = connection.cursor()
+        judge, item, prompt = (meta.get_field(name).column for name in ("judge", "item", "prompt_sha256"))
+        items = "= ANY(%s)" if self.postgres else "IN (SELECT value FROM json_each(%s))"
+        self.written_sql = (
+            f"SELECT 1 FROM {meta.db_table} WHERE {judge} = %s AND {prompt} = %s AND {item} {items} LIMIT 1"
+        )
+        # Server-bound on PostgreSQL, as the item lookup is: one array parameter, prepared once.
+        self.check = psycopg.Cursor(connection.connection) if self.postgres else connection.cursor()
+        self.repeated = False
+        self._rows: list[tuple] = []
+        self._text_size = 0
+
+    def add(self, item_id: int, status: str, value: str | None, raw: str, reason: str, data: dict) -> None:
+        order = data.get("option_order")
+        self._rows.append(
+            (
+                *self.head,
+                item_id,
+                self.prompt_sha256,
+                status,
+                value,
+                raw,
+                reason,
+                1,
+                data.get("prompt_tokens"),
+                data.get("completion_tokens"),
+                data.get("latency_ms"),
+                data.get("score"),
+                None if order is None else dumps_json(order),
+                *self.tail,
+            )
+        )
+        self._text_size += len(raw) + (len(value) if value else 0)
+        if len(self._rows) >= BATCH or self._text_size >= BATCH_TEXT:
+            self._flush()
+
+    def _flush(self) -> None:
+        rows, self._rows, self._text_size = self._rows, [], 0
+        if not rows or self.repeated:
+            return
+        item_ids = [row[2] for row in rows]
+        if self.postgres:
+            self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, item_ids], prepare=True)
+        else:
+            self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, orjson.dumps(item_ids).decode()])
+        if len(set(item_ids)) < len(item_ids) or self.check.fetchone() is not None:
+            self.repeated = True
+            return
+        if self.postgres:
+            with self.cursor.cursor.copy(self.copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            self.cursor.executemany(self.insert_sql, rows)
+
+    def finish(self) -> None:
+        self._flush()
+
+    def abort(self) -> None:
+        self._rows.clear()
+
+    def close(self) -> None:
+        self.check.close()
+        self.cursor.close()
+
+
 def _stage_batch(
     kind: TaskKind,
     orders: Any,
     lookup: _ItemLookup,
     batch: list[tuple[Record, str]],
-    staging: _OutputStaging,
+    staging: StagingTable,
+    writer: _SuggestionWriter,
     errors: ErrorCollector,
 ) -> int:
-    """Check one batch of lines against their items and stage the good ones (while no error was
-    found); the number of lines staged with a value."""
+    """Check one batch of lines against their items and write the good ones (while no error was
+    found); the number of lines written with a value."""
     items = lookup.items([external_id for _, external_id in batch])
     ok = 0
     failed_status, ok_status = Suggestion.Status.FAILED, Suggestion.Status.OK
@@ -359,28 +416,12 @@ def _stage_batch(
             continue
         if errors:
             continue  # nothing will be stored: only keep checking
-        order = data.get("option_order")
         if value is None:
-            status, value_text, reason = failed_status, None, data["error"].strip()
+            writer.add(found[0], failed_status, None, data.get("raw_output", ""), data["error"].strip(), data)
         else:
-            status, value_text, reason = ok_status, dumps_json(value), ""
+            writer.add(found[0], ok_status, dumps_json(value), data.get("raw_output", ""), "", data)
             ok += 1
-        staging.add(
-            (
-                record.line,
-                external_id,
-                found[0],
-                status,
-                value_text,
-                data.get("raw_output", ""),
-                reason,
-                data.get("prompt_tokens"),
-                data.get("completion_tokens"),
-                data.get("latency_ms"),
-                data.get("score"),
-                None if order is None else dumps_json(order),
-            )
-        )
+        staging.add((record.line, external_id))
     return ok
 
 
@@ -410,8 +451,10 @@ def judge_run_store_outputs(
     )
     orders = _option_orders(kind)
     lookup = _ItemLookup(project, with_payload=kind.value_rules_need_payload or orders is not None)
-    staging = _OutputStaging()
-    ok = staged = 0
+    # Lines and ids only, so the database names the lines of a repeated id.
+    staging = StagingTable("concord_run_staging", ())
+    writer = _SuggestionWriter(run, prompt_sha256)
+    ok = written = 0
     try:
         rows = iter(records)
         while chunk := list(itertools.islice(rows, BATCH)):
@@ -423,21 +466,25 @@ def judge_run_store_outputs(
                     errors.extend(problems, line=record.line)
                 elif external_id is not None:
                     batch.append((record, external_id))
-            ok += _stage_batch(kind, orders, lookup, batch, staging, errors)
-            staged += len(batch)
+            ok += _stage_batch(kind, orders, lookup, batch, staging, writer, errors)
+            written += len(batch)
         if not errors:
             staging.finish()
+            writer.finish()
             staging.report_repeated_ids(errors)
+            if writer.repeated and not errors:  # an item of the file already has this judge's suggestion
+                raise RuntimeError("an item has a suggestion of this judge and prompt already")
     except BaseException:
         staging.abort()
+        writer.abort()
         raise
     finally:
         lookup.close()
+        writer.close()
     if errors:
         staging.abort()
         raise ImportRejected(errors.errors, total=errors.total)
-    staging.insert_suggestions(run, prompt_sha256)
-    failed = staged - ok
+    failed = written - ok
     staging.drop()
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])

@@ -31,8 +31,8 @@ class StagingTable:
         self.cursor = connection.cursor()
         self.postgres = connection.vendor == "postgresql"
         self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
-        declared = ", ".join(f"{name} {sql_type}" for name, sql_type in columns)
-        self.cursor.execute(f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text, {declared})")
+        declared = "".join(f", {name} {sql_type}" for name, sql_type in columns)
+        self.cursor.execute(f"CREATE TEMPORARY TABLE {self.table} (line integer, external_id text{declared})")
         self._rows: list[tuple] = []
         self._text_size = 0
 
