@@ -8,9 +8,10 @@ output could not be used; optionally ``raw_output``, ``latency_ms``, ``prompt_to
 ``{"provenance": {...}}`` line naming the producer's model, prompt, sampling parameters and run id.
 
 Reading reuses the item importer's machinery (``annotation.importing``): the same streaming reader
-with its line numbers and caps, the same id rules, and a staging table written by COPY on
-PostgreSQL, so repeated ids are found by the database and memory stays flat. An import is atomic:
-one bad line and nothing is stored, the judge and run rows included.
+with its line numbers and caps, the same id rules, and a staging table of lines and ids written by
+COPY on PostgreSQL, so repeated ids are found by the database and memory stays flat. The
+suggestions go straight into their table, a batch at a time, as the file is read. An import is
+atomic: one bad line and nothing is stored, the judge and run rows included.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
-import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
@@ -239,7 +239,7 @@ def _checked_value(kind: TaskKind, orders: Any, data: dict, payload: dict | None
 
 class _ItemLookup:
     """The project's items named by a batch of lines: id (and payload, only where the value check
-    reads it) per external id, in one prepared statement built from ``Item._meta``.
+    reads it) per external id, in one statement built from ``Item._meta``.
 
     Through the ORM, the ``external_id__in`` query of 2,000 ids, its JSON decoding and its
     compilation were a third of an import's time (``bench/import_run.py``).
@@ -258,18 +258,13 @@ class _ItemLookup:
             f"SELECT {column['external_id']}, {column['id']}{payload} FROM {meta.db_table} "
             f"WHERE {column['project']} = %s AND {column['external_id']} {ids}"
         )
-        if self.postgres:
-            # Bound by the server (one array, not 2,000 literals written into the text) and prepared once.
-            self.cursor = psycopg.Cursor(connection.connection)
-        else:
-            self.cursor = connection.cursor()
+        # With the server binding parameters (the default: DATABASE_PREPARED_STATEMENTS), the ids
+        # travel as one array and the statement is prepared from its second batch on.
+        self.cursor = connection.cursor()
 
     def items(self, external_ids: list[str]) -> dict[str, tuple[int, dict | None]]:
         ids = external_ids if self.postgres else orjson.dumps(external_ids).decode()
-        if self.postgres:
-            self.cursor.execute(self.sql, [self.project_id, ids], prepare=True)
-        else:
-            self.cursor.execute(self.sql, [self.project_id, ids])
+        self.cursor.execute(self.sql, [self.project_id, ids])
         if self.with_payload:
             return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in self.cursor.fetchall()}
         return {external_id: (pk, None) for external_id, pk in self.cursor.fetchall()}
@@ -330,8 +325,7 @@ class _SuggestionWriter:
         self.written_sql = (
             f"SELECT 1 FROM {meta.db_table} WHERE {judge} = %s AND {prompt} = %s AND {item} {items} LIMIT 1"
         )
-        # Server-bound on PostgreSQL, as the item lookup is: one array parameter, prepared once.
-        self.check = psycopg.Cursor(connection.connection) if self.postgres else connection.cursor()
+        self.check = connection.cursor()
         self.repeated = False
         self._rows: list[tuple] = []
         self._text_size = 0
@@ -365,10 +359,8 @@ class _SuggestionWriter:
         if not rows or self.repeated:
             return
         item_ids = [row[2] for row in rows]
-        if self.postgres:
-            self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, item_ids], prepare=True)
-        else:
-            self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, orjson.dumps(item_ids).decode()])
+        ids = item_ids if self.postgres else orjson.dumps(item_ids).decode()
+        self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, ids])
         if len(set(item_ids)) < len(item_ids) or self.check.fetchone() is not None:
             self.repeated = True
             return
