@@ -1,31 +1,12 @@
-"""Run files: a model's outputs made elsewhere come in as an *imported run*, and any run goes out in
-the same format (docs/formats.md, "Judge runs").
-
-A file is JSONL or CSV, one line per item: ``external_id`` and either the model's ``value`` (in the
-kind's annotation schema, checked exactly as a person's answer is) or an ``error`` saying why its
-output could not be used; optionally ``raw_output``, ``latency_ms``, ``prompt_tokens``,
-``completion_tokens``, ``score`` (0-1) and ``option_order``. A JSONL file may open with a
-``{"provenance": {...}}`` line naming the producer's model, prompt, sampling parameters and run id.
-
-Reading reuses the item importer's machinery (``annotation.importing``): the same streaming reader
-with its line numbers and caps, the same id rules, and a staging table of lines and ids written by
-COPY on PostgreSQL, so repeated ids are found by the database and memory stays flat. The
-suggestions go straight into their table, a batch at a time, as the file is read. An import is
-atomic: one bad line and nothing is stored, the judge and run rows included.
-"""
+"""Storing a run's outputs: the items each batch of lines names, the suggestions written as the file
+is read, and the imported run's judge with its provenance."""
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
-import json
-import math
-import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -33,7 +14,6 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation import csvcells
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.importing import (
     BATCH,
@@ -49,192 +29,31 @@ from annotation.importing import (
 from annotation.importing.staging import BATCH_TEXT
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
-from judges.kinds import kind_module
 from judges.models import Judge, JudgeRun, Suggestion
 from judges.prompting import sha256_json
-
-IMPORTED_BACKEND = "imported"
-RUN_FIELDS = (
-    "external_id",
-    "value",
-    "error",
-    "raw_output",
-    "latency_ms",
-    "prompt_tokens",
-    "completion_tokens",
-    "score",
-    "option_order",
+from judges.run_files.lines import (
+    DEFAULT_PROMPT,
+    IMPORTED_BACKEND,
+    IMPORTED_BEFORE,
+    MAX_MODEL,
+    MAX_PRODUCER_RUN_ID,
+    MAX_PROMPT,
+    MAX_TOKENS_COUNT,
+    MODEL_MISSING,
+    NO_SUCH_ITEM,
+    PROMPT_KEY,
+    RUN_FIELDS,
+    SAMPLING_NOT_FLAT,
+    TEXT_TOO_LONG,
+    RunImportResult,
+    RunProvenance,
+    checked_value,
+    decode_run_cell,
+    option_orders,
+    sampling_problem,
+    shape_problems,
+    with_header,
 )
-#: The run file formats (a download's ``?format=``) and their content types.
-RUN_FILE_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
-HEADER_KEY = "provenance"
-PROVENANCE_KEYS = ("model", "prompt", "sampling", "producer_run_id")
-#: Caps on what a file's provenance (or the options) may say.
-MAX_MODEL = 200
-MAX_PROMPT = 100
-MAX_PRODUCER_RUN_ID = 200
-MAX_SAMPLING_KEYS = 20
-MAX_TOKENS_COUNT = 2**31 - 1
-DEFAULT_PROMPT = "unspecified"
-PROMPT_KEY = re.compile(r"^(?P<name>.+)\.v(?P<version>[1-9][0-9]{0,8})$")
-
-UNKNOWN_FIELDS = "unknown field(s) {fields}; allowed: {allowed}"
-BOTH_VALUE_AND_ERROR = "a line has either a value or an error, not both"
-NEITHER_VALUE_NOR_ERROR = "missing: give the model's value, or an error saying why its output could not be used"
-ERROR_NOT_TEXT = "must be a non-empty text saying why the output could not be used"
-NOT_TEXT = "must be a text"
-NOT_MILLISECONDS = "must be a number of milliseconds >= 0"
-NOT_TOKEN_COUNT = f"must be a whole number of tokens, 0-{MAX_TOKENS_COUNT}"
-NOT_SCORE = "must be a number from 0 to 1 (the model's confidence)"
-NO_SUCH_ITEM = "no item {external_id!r} in this project"
-NO_OPTIONS = "{kind} items have no options to order: leave option_order out"
-HEADER_NOT_FIRST = "a provenance line may only be the file's first line"
-HEADER_NOT_OBJECT = "must be an object with model, prompt, sampling and producer_run_id"
-HEADER_UNKNOWN = "unknown provenance field(s) {fields}; allowed: {allowed}"
-MODEL_MISSING = "no model named: give it as an option (--model) or in the file's provenance line"
-TEXT_TOO_LONG = "must be a text of at most {limit} characters"
-SAMPLING_NOT_FLAT = (
-    f"must be an object of at most {MAX_SAMPLING_KEYS} parameters, each a number, text, true/false or null"
-)
-IMPORTED_BEFORE = "this file was imported already, as run {run} (same model, prompt and parameters)"
-
-#: CSV cells are read by these types, as an annotation file's columns are (``annotation.csvcells``).
-RUN_CELL_SCHEMAS = {
-    "latency_ms": {"type": "number"},
-    "prompt_tokens": {"type": "integer"},
-    "completion_tokens": {"type": "integer"},
-    "score": {"type": "number"},
-    "option_order": {"type": "array"},
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunProvenance:
-    """Where a run's outputs came from: what the file's provenance line and the options say."""
-
-    model: str
-    prompt: str = ""
-    sampling: dict[str, Any] = field(default_factory=dict)
-    producer_run_id: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "prompt": self.prompt,
-            "sampling": dict(self.sampling),
-            "producer_run_id": self.producer_run_id,
-        }
-
-
-@dataclass(frozen=True)
-class RunImportResult:
-    run: JudgeRun
-    ok: int
-    failed: int
-
-    def as_dict(self) -> dict[str, int]:
-        return {"run": self.run.pk, "ok": self.ok, "failed": self.failed}
-
-
-# -- option orders (multiple choice) ---------------------------------------------------------------
-
-
-def _option_orders(kind: TaskKind) -> Any:
-    """The kind's ``judges.kinds.<kind>.option_order`` module, or None when its items have no options."""
-    return kind_module(kind.name, "option_order")
-
-
-# -- checking one line -----------------------------------------------------------------------------
-
-
-def _number_problem(value: Any, *, low: float, high: float | None) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return True
-    return value < low or (high is not None and value > high)
-
-
-RUN_FIELD_SET = frozenset(RUN_FIELDS)
-_NUMBERS = (int, float)
-
-
-def _shape_problems(data: dict) -> list[FieldError]:
-    """What is wrong with a line's fields, before its item is looked at."""
-    if _plain_line(data):
-        return []
-    problems = []
-    unknown = sorted(data.keys() - RUN_FIELD_SET)
-    if unknown:
-        problems.append(FieldError("", UNKNOWN_FIELDS.format(fields=unknown, allowed=list(RUN_FIELDS))))
-    has_value, has_error = data.get("value") is not None, "error" in data
-    if has_value and has_error:
-        problems.append(FieldError("error", BOTH_VALUE_AND_ERROR))
-    elif not has_value and not has_error:
-        problems.append(FieldError("value", NEITHER_VALUE_NOR_ERROR))
-    if has_error and (not isinstance(data["error"], str) or not data["error"].strip()):
-        problems.append(FieldError("error", ERROR_NOT_TEXT))
-    if "raw_output" in data and not isinstance(data["raw_output"], str):
-        problems.append(FieldError("raw_output", NOT_TEXT))
-    if "latency_ms" in data and _number_problem(data["latency_ms"], low=0, high=None):
-        problems.append(FieldError("latency_ms", NOT_MILLISECONDS))
-    for name in ("prompt_tokens", "completion_tokens"):
-        count = data.get(name)
-        if name in data and (
-            isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_TOKENS_COUNT
-        ):
-            problems.append(FieldError(name, NOT_TOKEN_COUNT))
-    if "score" in data and _number_problem(data["score"], low=0, high=1):
-        problems.append(FieldError("score", NOT_SCORE))
-    return problems
-
-
-def _plain_line(data: dict) -> bool:
-    """Whether a line is certainly well formed, by one cheap look at each field (most lines are):
-    a False sends it through every check of ``_shape_problems``, which names what is wrong."""
-    if not data.keys() <= RUN_FIELD_SET:
-        return False
-    if "error" in data:
-        error = data["error"]
-        if data.get("value") is not None or type(error) is not str or not error.strip():
-            return False
-    elif data.get("value") is None:
-        return False
-    raw = data.get("raw_output", "")
-    latency = data.get("latency_ms", 0)
-    tokens_in = data.get("prompt_tokens", 0)
-    tokens_out = data.get("completion_tokens", 0)
-    score = data.get("score", 0)
-    return (
-        type(raw) is str
-        and type(latency) in _NUMBERS
-        and 0 <= latency < math.inf
-        and type(tokens_in) is int
-        and 0 <= tokens_in <= MAX_TOKENS_COUNT
-        and type(tokens_out) is int
-        and 0 <= tokens_out <= MAX_TOKENS_COUNT
-        and type(score) in _NUMBERS
-        and 0 <= score <= 1
-    )
-
-
-def _checked_value(kind: TaskKind, orders: Any, data: dict, payload: dict | None) -> tuple[Any, list[FieldError]]:
-    """The line's value in the item's own terms, and its problems (checked as a person's answer is).
-
-    ``orders`` is the kind's option-order module (None when its items have no options); ``payload``
-    is None only for a kind whose value rules do not read it and whose items have no options."""
-    if "option_order" in data:
-        if orders is None:
-            return None, [FieldError("option_order", NO_OPTIONS.format(kind=kind.name))]
-        problems = orders.order_problems(data["option_order"], payload)
-        if problems:
-            return None, problems
-    value = data.get("value")
-    if value is None:
-        return None, []
-    problems = kind.check_value(value, payload=payload if payload is not None else {})
-    if problems or "option_order" not in data:
-        return value, problems
-    # A valid answer among the options as shown; stored in the item's numbering, so it scores alike.
-    return orders.to_item_order(value, data["option_order"]), []
 
 
 class _ItemLookup:
@@ -402,7 +221,7 @@ def _stage_batch(
             errors.add(FieldError("external_id", NO_SUCH_ITEM.format(external_id=external_id), record.line))
             continue
         data = record.data
-        value, problems = _checked_value(kind, orders, data, found[1])
+        value, problems = checked_value(kind, orders, data, found[1])
         if problems:
             errors.extend(problems, line=record.line)
             continue
@@ -441,7 +260,7 @@ def judge_run_store_outputs(
         last_item_id=last_item,
         provenance=provenance,
     )
-    orders = _option_orders(kind)
+    orders = option_orders(kind)
     lookup = _ItemLookup(project, with_payload=kind.value_rules_need_payload or orders is not None)
     # Lines and ids only, so the database names the lines of a repeated id.
     staging = StagingTable("concord_run_staging", ())
@@ -453,7 +272,7 @@ def judge_run_store_outputs(
             batch = []
             for record in chunk:
                 external_id = record_external_id(record.data, record.line, errors)
-                problems = _shape_problems(record.data)
+                problems = shape_problems(record.data)
                 if problems:
                     errors.extend(problems, line=record.line)
                 elif external_id is not None:
@@ -481,59 +300,6 @@ def judge_run_store_outputs(
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])
     return RunImportResult(run=run, ok=ok, failed=failed)
-
-
-# -- importing a file ------------------------------------------------------------------------------
-
-
-def _decode_run_cell(name: str, cell: str) -> Any:
-    if name == "value":
-        return csvcells.json_cell(cell, field="value", what="the model's value")
-    return csvcells.schema_cell(cell, field=name, schema=RUN_CELL_SCHEMAS.get(name, {}))
-
-
-def _text_problem(value: Any, limit: int) -> bool:
-    return not isinstance(value, str) or len(value) > limit
-
-
-def _header_provenance(data: Any, line: int, errors: ErrorCollector) -> dict[str, Any]:
-    """The provenance a file's first line gives (problems go to ``errors``, naming the field)."""
-    if not isinstance(data, dict):
-        errors.add(FieldError(HEADER_KEY, HEADER_NOT_OBJECT, line))
-        return {}
-    unknown = sorted(set(data) - set(PROVENANCE_KEYS))
-    if unknown:
-        errors.add(FieldError(HEADER_KEY, HEADER_UNKNOWN.format(fields=unknown, allowed=list(PROVENANCE_KEYS)), line))
-    limits = {"model": MAX_MODEL, "prompt": MAX_PROMPT, "producer_run_id": MAX_PRODUCER_RUN_ID}
-    for name, limit in limits.items():
-        if name in data and _text_problem(data[name], limit):
-            errors.add(FieldError(f"{HEADER_KEY}.{name}", TEXT_TOO_LONG.format(limit=limit), line))
-    if "sampling" in data and sampling_problem(data["sampling"]):
-        errors.add(FieldError(f"{HEADER_KEY}.sampling", SAMPLING_NOT_FLAT, line))
-    return {k: v for k, v in data.items() if k in PROVENANCE_KEYS}
-
-
-def sampling_problem(sampling: Any) -> bool:
-    """Whether sampling parameters are not a small flat object of scalars."""
-    if not isinstance(sampling, dict) or len(sampling) > MAX_SAMPLING_KEYS:
-        return True
-    return any(
-        len(str(k)) > 100
-        or not (v is None or isinstance(v, bool | int | str) or (isinstance(v, float) and math.isfinite(v)))
-        for k, v in sampling.items()
-    )
-
-
-def _with_header(records: Iterator[Record], errors: ErrorCollector, header: dict[str, Any]) -> Iterator[Record]:
-    """The file's records after its provenance line (read into ``header``); a later one is an error."""
-    for number, record in enumerate(records):
-        if HEADER_KEY in record.data and "external_id" not in record.data:
-            if number:
-                errors.add(FieldError(HEADER_KEY, HEADER_NOT_FIRST, record.line))
-            else:
-                header.update(_header_provenance(record.data[HEADER_KEY], record.line, errors))
-            continue
-        yield record
 
 
 def _prompt_parts(label: str) -> tuple[str, int]:
@@ -623,11 +389,11 @@ def judge_run_import(
         raise ImportRejected(errors.errors, total=errors.total)
     file_sha = file_sha256(Path(path))
     header: dict[str, Any] = {}
-    records = _with_header(
+    records = with_header(
         read_records(
             path,
             errors,
-            decode_csv=_decode_run_cell,
+            decode_csv=decode_run_cell,
             csv_columns=set(RUN_FIELDS),
             csv_required={"external_id"},
             progress=progress,
@@ -659,101 +425,3 @@ def judge_run_import(
             prompt_sha256=file_sha,
             created_by=created_by,
         )
-
-
-# -- exporting a run -------------------------------------------------------------------------------
-
-
-def run_provenance(run: JudgeRun) -> dict[str, Any]:
-    """What a run's file says of where its outputs came from: an imported run keeps its producer's
-    provenance; a run made here names its judge's model, prompt and sampling and itself."""
-    if run.provenance.get("model"):
-        return {k: run.provenance[k] for k in PROVENANCE_KEYS if run.provenance.get(k) not in (None, "", {})}
-    judge = run.judge
-    sampling: dict[str, Any] = {"temperature": judge.temperature, "max_tokens": judge.max_tokens}
-    if judge.seed is not None:
-        sampling["seed"] = judge.seed
-    return {
-        "model": judge.model or judge.backend_label,
-        "prompt": judge.prompt_key,
-        "sampling": {} if judge.is_baseline else sampling,
-        "producer_run_id": f"concord run {run.pk}",
-    }
-
-
-def run_lines(run: JudgeRun) -> Iterator[dict[str, Any]]:
-    """The run's file lines, in item order: one per item, its newest suggestion of the run's judge."""
-    orders = _option_orders(run.project.task_kind)
-    rows = (
-        Suggestion.objects.filter(judge_id=run.judge_id, item__project_id=run.project_id)
-        .order_by("item_id", "-updated_at", "-id")
-        .values_list(
-            "item_id",
-            "item__external_id",
-            "status",
-            "value",
-            "failure_reason",
-            "raw_output",
-            "latency_ms",
-            "tokens_in",
-            "tokens_out",
-            "score",
-            "option_order",
-        )  # fmt: skip
-    )
-    previous = None
-    for item_id, external_id, status, value, reason, raw, latency, tokens_in, tokens_out, score, order in rows.iterator(
-        chunk_size=2000
-    ):
-        if item_id == previous:
-            continue  # an item judged under two prompt hashes: its newest answer, as reports read it
-        previous = item_id
-        line: dict[str, Any] = {"external_id": external_id}
-        if status == Suggestion.Status.OK:
-            line["value"] = value if order is None or orders is None else orders.to_shown_order(value, order)
-        else:
-            line["error"] = reason
-        optional = {
-            "raw_output": raw or None,
-            "latency_ms": latency,
-            "prompt_tokens": tokens_in,
-            "completion_tokens": tokens_out,
-            "score": score,
-            "option_order": order,
-        }
-        line.update({k: v for k, v in optional.items() if v is not None})
-        yield line
-
-
-def run_file_lines(run: JudgeRun, fmt: str) -> Iterator[str]:
-    """The run in the import format, a line of text at a time: ``jsonl`` (its provenance line first)
-    or ``csv`` (a header row; CSV carries no provenance, which the import's options then give)."""
-    if fmt == "jsonl":
-        yield json.dumps({HEADER_KEY: run_provenance(run)}, ensure_ascii=False) + "\n"
-        for line in run_lines(run):
-            yield dumps_json(line) + "\n"
-        return
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in itertools.chain([RUN_FIELDS], ([_csv_cell(line.get(n)) for n in RUN_FIELDS] for line in run_lines(run))):
-        writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-
-
-def judge_run_export(*, run: JudgeRun, out: TextIO, fmt: str) -> int:
-    """Write the run to ``out`` in the import format; the number of item lines written."""
-    count = -1  # the provenance line or the CSV header is not an item
-    for text in run_file_lines(run, fmt):
-        out.write(text)
-        count += 1
-    return count
-
-
-def _csv_cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return dumps_json(value)
