@@ -23,7 +23,8 @@ from annotation import csvcells
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.importing import services
 from annotation.importing.reading import ProgressCallback, Record, dumps_json, read_records, record_external_id
-from annotation.importing.services import ImportResult, ItemStaging
+from annotation.importing.services import ImportResult
+from annotation.importing.staging import ItemStaging
 from annotation.models import ImportJob, Project, item_order_key
 from annotation.sampling import sample_hold_out_new_items
 from annotation.selectors import project_size_key
