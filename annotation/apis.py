@@ -20,15 +20,18 @@ from rest_framework.views import APIView
 
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
 from annotation.assignments import assignment_claim, assignment_for_user, assignment_skip, assignment_submit
-from annotation.importing import import_items
+from annotation.importing import import_job_run
+from annotation.importing.services import import_job_record
 from annotation.kinds import kind_choices
-from annotation.models import Annotation, Assignment, Item, Project, Role, SuggestionExposure
+from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import project_roles, projects_for_user, rater_payload, visible_suggestion
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
 SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
+#: The file name an item import made through the API has in the project's import history.
+API_IMPORT_NAME = "(API request)"
 
 
 def member_project(request, slug: str, *, allowed: set[str] | None = None) -> tuple[Project, set[str]]:
@@ -147,6 +150,11 @@ class ItemListApi(APIView):
             child=serializers.DictField(), min_length=1, max_length=100_000,
             help_text="Import records as in docs/formats.md: external_id, the kind's payload fields, optional gold.",
         )  # fmt: skip
+        existing = serializers.ChoiceField(
+            choices=ImportJob.Existing.choices, default=ImportJob.Existing.REFUSE,
+            help_text="An external id the project already has: refuse the request, skip the record, or update "
+            "the item's payload (only while nobody has answered it).",
+        )  # fmt: skip
 
     @extend_schema(responses=ItemOutput(many=True))
     def get(self, request, slug: str):
@@ -157,7 +165,16 @@ class ItemListApi(APIView):
 
     @extend_schema(
         request=Input,
-        responses={201: inline_serializer("ItemImportOutput", {"imported": serializers.IntegerField()})},
+        responses={
+            201: inline_serializer(
+                "ItemImportOutput",
+                {
+                    "imported": serializers.IntegerField(help_text="items created"),
+                    "skipped": serializers.IntegerField(help_text="items already there, left as they were"),
+                    "updated": serializers.IntegerField(help_text="items already there whose payload was replaced"),
+                },
+            )
+        },
     )
     def post(self, request, slug: str):
         project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
@@ -169,8 +186,17 @@ class ItemListApi(APIView):
             with path.open("w", encoding="utf-8") as handle:
                 for record in data.validated_data["records"]:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            result = import_items(project=project, path=path)
-        return Response({"imported": result.imported}, status=status.HTTP_201_CREATED)
+            job = import_job_record(
+                project=project,
+                target=ImportJob.Target.ITEMS,
+                filename=API_IMPORT_NAME,
+                stored_path=str(path),
+                existing=data.validated_data["existing"],
+                user=request.user,
+            )
+            job = import_job_run(job=job, raise_rejected=True)
+        counts = {"imported": job.rows_imported, "skipped": job.rows_skipped, "updated": job.rows_updated}
+        return Response(counts, status=status.HTTP_201_CREATED)
 
 
 class RaterItemOutput(serializers.Serializer):

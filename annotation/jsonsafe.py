@@ -8,8 +8,8 @@ the path of the field it sits in:
   check refuses them when the row is written;
 * unpaired surrogates (``"\\ud800"``): such text cannot be encoded as UTF-8, so it cannot be stored.
 
-Well-formed input costs one pass of the C parser plus two counts over the text: the walk that
-names the bad field runs only when the text could hold one of these.
+Well-formed input costs one pass of orjson plus two counts over the text: the walk that names the
+bad field runs only when the text could hold one of these.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ TOO_LARGE = "is {size:,} bytes as JSON; the limit is {limit:,} (CONCORD_MAX_ANSW
 # one, so only escapes need looking for; the walk also checks raw ones in strings built elsewhere.
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float. Found by
+# mapping every byte but a digit to a space: several times faster than a regular expression.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 class UnsafeJSON(ValueError):
@@ -101,6 +105,17 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
             raise UnsafeJSON(NOT_UTF8.format(reason=exc.reason), path) from None
     limit = max_depth() if depth is None else depth
     walk = False
+    try:
+        # orjson refuses every non-finite number and unpaired surrogate, and reads all else as the
+        # standard parser does, at a fifth of the time, except integers beyond 64 bits (as floats):
+        # text with a long digit run, and everything orjson refuses, goes the standard way.
+        if _LONG_DIGIT_RUN not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY):
+            data = orjson.loads(text)
+            if text.count("[") + text.count("{") > limit:
+                check_tree(data, path=path, depth=limit)
+            return data
+    except orjson.JSONDecodeError:
+        pass
     try:
         try:
             data = _STRICT.decode(text)

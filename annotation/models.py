@@ -186,14 +186,26 @@ class ImportJob(models.Model):
         REJECTED = "rejected", "Rejected (nothing imported)"
         FAILED = "failed", "Failed (nothing imported)"
 
+    class Existing(models.TextChoices):
+        """What an item file does with an external id the project already has."""
+
+        REFUSE = "refuse", "Refuse the file"
+        SKIP = "skip", "Skip existing items"
+        UPDATE = "update", "Update existing items (payload only, before any answer)"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     target = models.CharField(max_length=12, choices=Target.choices)
+    existing = models.CharField(max_length=6, choices=Existing.choices, default=Existing.REFUSE)
     filename = models.CharField(max_length=255)
     stored_path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     rows_imported = models.PositiveIntegerField(default=0)
     rows_unchanged = models.PositiveIntegerField(default=0)
+    #: Items already in the project that the file left as they were (skipped, or unchanged by an update).
+    rows_skipped = models.PositiveIntegerField(default=0)
+    #: Items already in the project whose payload the file replaced.
+    rows_updated = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -7,9 +7,11 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, JSONField, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -514,6 +516,18 @@ def import_job_progress(*, job: ImportJob) -> ImportProgress:
     """The job row says the outcome; the cache says how far a running import has read."""
     seen = cache.get(import_progress_key(job.pk)) or {}
     return ImportProgress(job=job, bytes_read=seen.get("bytes", 0), records=seen.get("records", 0))
+
+
+IMPORT_HISTORY_PAGE = 10
+
+
+def import_history(*, project: Project, page: Any = 1) -> Page:
+    """One page of the project's imports, newest first, each with who made it and how far it got.
+    A page number that is not one (text, past the end) gives the nearest page."""
+    jobs = ImportJob.objects.filter(project=project).select_related("created_by").order_by("-created_at", "-pk")
+    shown = Paginator(jobs, IMPORT_HISTORY_PAGE).get_page(page)
+    shown.object_list = [import_job_progress(job=job) for job in shown.object_list]
+    return shown
 
 
 # -- an annotator's own pace ----------------------------------------------------------------------

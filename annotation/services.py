@@ -26,6 +26,7 @@ from annotation.errors import (
     ValueNotPermitted,
 )
 from annotation.importing import file_format
+from annotation.importing.services import import_job_record
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 from annotation.selectors import project_size_key
 
@@ -279,7 +280,9 @@ def _upload_folder() -> Path:
     return Path(settings.MEDIA_ROOT) / "imports"
 
 
-def import_job_create(*, project: Project, target: str, uploaded, user: Any) -> ImportJob:
+def import_job_create(
+    *, project: Project, target: str, uploaded, user: Any, existing: str = ImportJob.Existing.REFUSE
+) -> ImportJob:
     """Keep an uploaded file on disk and record the job that will import it.
 
     A file over CONCORD_IMPORT_MAX_BYTES is refused before anything is stored; the file is deleted
@@ -301,13 +304,14 @@ def import_job_create(*, project: Project, target: str, uploaded, user: Any) -> 
                 if written > limit:  # a size the upload did not declare
                     raise too_large
                 handle.write(chunk)
-        return ImportJob.objects.create(
+        return import_job_record(
             project=project,
             target=target,
             filename=Path(uploaded.name).name[:255],
             stored_path=str(stored),
             size_bytes=written,
-            created_by=user,
+            existing=existing,
+            user=user,
         )
     except BaseException:
         stored.unlink(missing_ok=True)  # nothing is kept from a refused upload

@@ -40,6 +40,7 @@ from annotation.selectors import (
     annotator_pace,
     annotator_progress,
     annotator_stats,
+    import_history,
     import_job_progress,
     last_closed,
     latest_own_value,
@@ -61,6 +62,13 @@ NOT_A_RESEARCHER = "Only the project's researchers can do this."
 class ImportForm(forms.Form):
     target = forms.ChoiceField(choices=ImportJob.Target.choices, initial=ImportJob.Target.ITEMS, label="What")
     file = forms.FileField(label="File (.jsonl or .csv, UTF-8)")
+    existing = forms.ChoiceField(
+        choices=ImportJob.Existing.choices,
+        initial=ImportJob.Existing.REFUSE,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Items already in the project (item files)",
+    )
 
 
 def _member_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
@@ -90,7 +98,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
         "roles": roles,
         "is_researcher": Role.RESEARCHER in roles or request.user.is_superuser,
         "summary": project_summary(project=project),
-        "jobs": [import_job_progress(job=j) for j in project.import_jobs.all()[:10]],
+        "jobs": import_history(project=project, page=request.GET.get("imports", 1)),
         "form": ImportForm(),
         "annotators": annotator_stats(project=project) if Role.RESEARCHER in roles or request.user.is_superuser else [],
         "annotates": bool(roles & ANNOTATING_ROLES),
@@ -112,6 +120,7 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 target=form.cleaned_data["target"],
                 uploaded=form.cleaned_data["file"],
                 user=request.user,
+                existing=form.cleaned_data["existing"] or ImportJob.Existing.REFUSE,
             )
         except ImportRejected as exc:
             form.add_error("file", exc.message)

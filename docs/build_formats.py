@@ -447,6 +447,25 @@ def render() -> str:
         "empty list as `[]`. Item and annotation files read their cells the same way: the annotation "
         "columns below are typed like payload fields.",
         "",
+        "### Importing a file again",
+        "",
+        "An `external_id` the project already has is refused by default, one error per line. To bring "
+        "a grown or corrected file in again, choose what happens to those lines (the import page, "
+        "`import_items --existing`, the API's `existing`):",
+        "",
+        "| mode | an id the project has |",
+        "|---|---|",
+        "| `refuse` (default) | an error naming the line; nothing is imported |",
+        "| `skip` | left as it is, counted as `skipped` |",
+        "| `update` | its payload replaced by the line's, counted as `updated` (a line equal to the stored "
+        "item is `skipped`). Only while nobody has answered the item: a change to an answered item's "
+        "payload is an error naming the line, and nothing is imported. The known answer (`gold`) is "
+        "not changed: a line whose `gold` differs from the stored one is an error |",
+        "",
+        "New ids are created in every mode, and an id given twice in one file is always an error. "
+        "The counts (`imported` for created, `skipped`, `updated`) are printed by the command, "
+        "answered by the API and shown in the project's import history.",
+        "",
     ]
     for kind in kinds:
         lines += kind_section(kind)

@@ -30,7 +30,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-import fastjsonschema
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from annotation.kinds import get_kind
@@ -65,18 +65,18 @@ def sha256_json(data: Any) -> str:
 
 
 @cache
-def _validators(schema_json: str) -> tuple[Any, Draft202012Validator]:
+def _validators(schema_json: str) -> tuple[jsonschema_rs.Validator, Draft202012Validator]:
     """A compiled validator (fast path) and a full one (messages), cached per distinct schema."""
     schema = json.loads(schema_json)
-    return fastjsonschema.compile(schema), Draft202012Validator(schema)
+    return jsonschema_rs.validator_for(schema), Draft202012Validator(schema)
 
 
 def schema_problems(data: Any, schema: dict) -> list[str]:
     fast, full = _validators(json.dumps(schema, sort_keys=True))
     try:
-        fast(data)
-        return []
-    except fastjsonschema.JsonSchemaException:
+        if fast.is_valid(data):
+            return []
+    except (ValueError, TypeError):  # not a JSON document: jsonschema says what is wrong
         pass
     errors = sorted(full.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     # jsonschema reports a missing field once per field; the message already names them all.

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from annotation.errors import ImportRejected
-from annotation.importing import _decode_annotation_cell, import_annotations, import_items
+from annotation.importing import import_annotations, import_items
+from annotation.importing.annotations import _decode_annotation_cell
 from annotation.kinds import get_kind
 from annotation.kinds.base import TaskKind, object_schema
 from annotation.models import Annotation

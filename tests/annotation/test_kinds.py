@@ -108,6 +108,41 @@ class ExampleTests:
         assert errors and "must be of type object" in errors[0].message
 
 
+class _UnreadablePayload(dict):
+    """A payload that fails the test if anything reads it."""
+
+    def __getitem__(self, key):
+        raise AssertionError(f"the value check read payload[{key!r}]")
+
+    get = keys = items = values = __iter__ = __contains__ = __len__ = __getitem__
+
+
+@pytest.mark.parametrize("name", [k.name for k in all_kinds() if not k.value_rules_need_payload])
+class ValueRulesWithoutPayloadTests:
+    """A kind that declares its value rules need no payload (imports then skip loading payloads)
+    checks values without reading it: the same verdicts as with the real payload."""
+
+    def test_example_value(self, name):
+        kind = get_kind(name)
+        assert kind.check_value(kind.example_value(), payload=_UnreadablePayload()) == []
+
+    def test_refused_values_are_refused_alike(self, name):
+        kind = get_kind(name)
+        example = kind.example_value()
+        broken = [{}, {**example, "unknown": 1}] + [{**example, field: None} for field in example]
+        for value in broken:
+            with_payload = kind.check_value(value, payload=kind.example_payload())
+            assert with_payload
+            assert kind.check_value(value, payload=_UnreadablePayload()) == with_payload
+
+
+def test_the_kinds_whose_value_rules_read_the_item_declare_it():
+    """The kinds whose rules tie a value to its item (candidate intents, options) load payloads."""
+    assert get_kind("ipqa_core_intent").value_rules_need_payload
+    assert get_kind("intent_mcq").value_rules_need_payload
+    assert not get_kind("copa_likert").value_rules_need_payload
+
+
 class IpqaTests:
     kind = get_kind("ipqa_core_intent")
 

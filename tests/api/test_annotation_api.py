@@ -151,7 +151,11 @@ class HappyPathTests:
         res = client_for(people["res"])
         assert res.post("/api/projects/", {"slug": "new", "kind": "intent_mcq"}, format="json").status_code == 201
         records = [{"external_id": "m1", **get_kind("intent_mcq").example_payload()}]
-        assert res.post("/api/projects/new/items/", {"records": records}, format="json").json() == {"imported": 1}
+        assert res.post("/api/projects/new/items/", {"records": records}, format="json").json() == {
+            "imported": 1,
+            "skipped": 0,
+            "updated": 0,
+        }
         assert [p["slug"] for p in res.get("/api/projects/").json()["results"]] == ["main", "new"]
         assignment, response = claim_and_submit(people["ann1"])
         assert response.status_code == 201 and response.json()["version"] == 1

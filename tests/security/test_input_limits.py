@@ -435,7 +435,7 @@ class JsonBodyTests:
         _, people = team
         body = {"records": [copa_record("a", question="Ünïcödé 😀 [brackets] {braces}")]}
         response = client_for(people["res"]).post("/api/projects/main/items/", body, format="json")
-        assert response.json() == {"imported": 1}
+        assert response.json() == {"imported": 1, "skipped": 0, "updated": 0}
 
 
 # -- (9) external ids ----------------------------------------------------------------------------------

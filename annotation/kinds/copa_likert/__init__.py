@@ -79,6 +79,7 @@ class CopaLikert(TaskKind):
     rating_dimensions = tuple(
         RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
     )
+    value_rules_need_payload = False
     demo_project = {
         **{
             "slug": "demo-copa",

@@ -59,6 +59,7 @@ class IpqaEvalMatch(TaskKind):
     label = "IPQA-Eval intent matching"
     description = "Does a predicted intent state the same goal as a gold core intent? Match or no match."
     rating_dimensions = (RatingDimension("match", "nominal", "Match", (NO_MATCH, MATCH), ("no match", "match")),)
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-ipqa-eval", "title": "Demo: IPQA-Eval intent matching", "overlap": 2, "seed": 11},
         "guidelines": DEMO_GUIDELINES,

@@ -117,6 +117,7 @@ class LabelContextualization(TaskKind):
     rating_dimensions = (
         RatingDimension("review_verdict", "nominal", "Review verdict", ("accept", "revise"), ("accept", "revise")),
     )
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-labels", "title": "Demo: IntentGrasp label contextualization", "overlap": 2, "seed": 7},
         "guidelines": DEMO_GUIDELINES,

@@ -69,6 +69,7 @@ class RationaleInspection(TaskKind):
         RatingDimension("verdict", "nominal", "Verdict", (FAIL, PASS), ("Fail", "Pass")),
         *(RatingDimension(code, "nominal", label, (0, 1), ("no", "yes")) for code, label in FAILURE_CATEGORIES.items()),
     )
+    value_rules_need_payload = False
     demo_project = {
         **{"slug": "demo-rationale", "title": "Demo: rationale inspection (Stack Exchange)", "overlap": 2, "seed": 365},
         "guidelines": demo_guidelines(),

@@ -13,7 +13,9 @@ import time
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRejected
 from annotation.importing import import_job_run
+from annotation.importing.services import import_job_record
 from annotation.models import ImportJob, Project, SuggestionExposure
 
 BAD_INPUT = 1
@@ -96,21 +98,31 @@ class ImportCommand(BaseCommand):
         parser.add_argument("slug", help="project slug")
         parser.add_argument("file", help="a .jsonl or .csv file")
 
+    def job_options(self, options: dict) -> dict:
+        """Fields of the job row that the command's own options set."""
+        return {}
+
+    def summary(self, job: ImportJob) -> dict:
+        """What the command prints on success, besides project, job and counts of rows stored."""
+        return {}
+
     def handle(self, *args, slug: str, file: str, verbosity: int = 1, **options) -> None:
         project = project_or_fail(slug)
         try:
             size = os.path.getsize(file)
         except OSError as exc:
             raise CommandError(f"cannot read {file}: {exc.strerror}", returncode=BAD_INPUT) from None
-        job = ImportJob.objects.create(project=project, target=self.target, filename=file, stored_path=file)
+        try:
+            job = import_job_record(
+                project=project, target=self.target, filename=file, stored_path=file, **self.job_options(options)
+            )
+        except ImportRejected as exc:
+            raise rejected(file, [str(e) for e in exc.errors], exc.total) from None
         progress = StderrProgress(size) if verbosity > 0 and sys.stderr.isatty() else None
         job = import_job_run(job=job, progress=progress)
         if progress:
             sys.stderr.write("\n")
         if job.status == ImportJob.Status.REJECTED:
             raise rejected(file, job.errors, job.error_count)
-        self.stdout.write(
-            json.dumps(
-                {"project": project.slug, "imported": job.rows_imported, "unchanged": job.rows_unchanged, "job": job.pk}
-            )
-        )
+        counts = {"imported": job.rows_imported, "unchanged": job.rows_unchanged, **self.summary(job)}
+        self.stdout.write(json.dumps({"project": project.slug, **counts, "job": job.pk}))

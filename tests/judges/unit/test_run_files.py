@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected
+from annotation.importing import BATCH
 from annotation.kinds import all_kinds
 from judges.backends import backend_class, runnable_backend_names
 from judges.errors import NOT_RUNNABLE, JudgeInvalid
@@ -160,6 +161,27 @@ class ImportedRunRulesTests:
         assert [(e.line, e.field) for e in refused.value.errors] == [(1, "external_id")]
         assert "lines 1, 2" in refused.value.errors[0].message
         assert not Suggestion.objects.exists()
+
+    def test_an_id_repeated_batches_apart_is_refused_with_its_lines(self, copa, tmp_path):
+        """Suggestions are written batch by batch as the file is read: a repeat of a line already
+        written is found all the same, and nothing of the file stays."""
+        add_items(copa, BATCH + 10)
+        lines = [{"external_id": f"item-{n:05d}", "error": "x"} for n in range(BATCH + 10)]
+        lines.append({"external_id": "item-00003", "error": "again"})
+        with pytest.raises(ImportRejected) as refused:
+            judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m")
+        assert [(e.line, e.field) for e in refused.value.errors] == [(4, "external_id")]
+        assert f"lines 4, {BATCH + 11}" in refused.value.errors[0].message
+        assert not Suggestion.objects.exists() and not JudgeRun.objects.exists()
+
+    def test_suggestions_follow_the_file_order_across_batches(self, copa, tmp_path):
+        add_items(copa, BATCH + 10)
+        order = [f"item-{n:05d}" for n in reversed(range(BATCH + 10))]
+        judge_run_import(
+            project=copa, path=write_jsonl(tmp_path, [{"external_id": i, "error": "x"} for i in order]), model="m"
+        )
+        written = Suggestion.objects.order_by("pk").values_list("item__external_id", flat=True)
+        assert list(written) == order
 
     def test_option_order_is_refused_for_a_kind_without_options(self, copa, tmp_path):
         add_items(copa, 1)
