@@ -4,7 +4,8 @@ whole file (no "record:" in front of "unsupported file type")."""
 import pytest
 
 from annotation.errors import FieldError, ImportRejected
-from annotation.importing import UNSUPPORTED_FORMAT, import_items
+from annotation.importing import import_items
+from annotation.importing.reading import UNSUPPORTED_FORMAT
 
 pytestmark = pytest.mark.django_db
 

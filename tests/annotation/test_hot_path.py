@@ -12,8 +12,9 @@ from annotation.kinds import get_kind
 from annotation.models import Annotation, Role, SuggestionExposure
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
+from judges.execution import JUDGE_RUNS
 from judges.services import judge_create, judge_run_start
-from judges.tasks import judge_run_dispatch
+from judges.tasks import run_dispatch
 from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,7 @@ def judged(make_project, make_user, tmp_path):
         project = make_project("copa_likert", overlap=2, suggestion_exposure=exposure)
         import_items(project=project, path=write_jsonl(tmp_path / "i.jsonl", synthetic_records(COPA, 20)))
         run = judge_run_start(judge=judge_create(project=project, backend="baseline"), project=project)
-        judge_run_dispatch(run_id=run.pk)  # tasks run in-process here: the run is done on return
+        run_dispatch(run_type=JUDGE_RUNS, run_id=run.pk)  # tasks run in-process here: the run is done on return
         annotator = make_user("ann1")
         membership_add(project=project, user=annotator, role=Role.ANNOTATOR)
         return project, annotator

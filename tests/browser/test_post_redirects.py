@@ -24,7 +24,7 @@ from annotation.member_services import INVITE, MemberSpec, members_add
 from annotation.models import Project, Role
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_every_page import _seed_demo_data, same_origin_links
-from validation.evaluation_views import PAGES as EVALUATION_PAGES
+from validation.evaluations.registry import paper_evaluations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -105,7 +105,9 @@ def test_no_post_leaves_the_browser_on_an_address_that_answers_405(browser, live
             frontier = list(dict.fromkeys(found))
         # The evaluation pages of the project's kind and its estimates, wherever the report links them.
         extra = [
-            f"/p/{spec.slug}/evaluations/{name}/" for name, entry in EVALUATION_PAGES.items() if entry[0] == spec.kind
+            f"/p/{spec.slug}/evaluations/{evaluation.slug}/"
+            for evaluation in paper_evaluations().values()
+            if evaluation.kind == spec.kind
         ]
         for path in [f"/p/{spec.slug}/estimates/", *extra]:
             if pattern(path) not in page_patterns:

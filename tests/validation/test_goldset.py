@@ -202,7 +202,7 @@ class ConfigurationTests:
 class CopaBenchmarkShapeTests:
     def test_an_exported_copa_benchmark_pairs_up_again_with_its_meta(self, make_project, make_user, tmp_path):
         """CoPA's evaluation pairs the accepted and the top-voted answer by pair id: the export keeps both."""
-        from validation.evaluations.copa_report import copa_pairs
+        from validation.kinds.copa_likert.copa_report import copa_pairs
 
         project = make_project("copa_likert", slug="copa-bench", overlap=2)
         base = COPA.example_payload()
