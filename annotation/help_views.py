@@ -4,6 +4,7 @@ served, by a fixed name; nothing a user types chooses a path."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 #: name in the address → (file under docs/, title)
 HELP_PAGES = {
@@ -22,9 +24,23 @@ HELP_PAGES = {
 }
 
 
+#: A Markdown link to another document of docs/ ("[formats](formats.md#items)").
+_DOC_LINK = re.compile(r"\[([^\]]+)\]\(([\w.-]+)\.md(#[\w-]+)?\)")
+
+
 @cache
 def _document(file_name: str) -> str:
-    return (Path(settings.BASE_DIR) / "docs" / file_name).read_text(encoding="utf-8")
+    text = (Path(settings.BASE_DIR) / "docs" / file_name).read_text(encoding="utf-8")
+    return _DOC_LINK.sub(_help_link, text)
+
+
+def _help_link(link: re.Match) -> str:
+    """A link to a served document points at its help page; to one not served, it stays plain words."""
+    label, stem, anchor = link.group(1), link.group(2), link.group(3) or ""
+    served = {file: key for key, (file, _) in HELP_PAGES.items()}
+    if f"{stem}.md" in served:
+        return f"[{label}]({reverse('help_page', args=[served[f'{stem}.md']])}{anchor})"
+    return label
 
 
 @login_required

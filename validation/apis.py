@@ -238,6 +238,7 @@ class EvaluationApi(APIView):
         return self._respond(evaluation, request.query_params.get("output", "json"))
 
     @extend_schema(
+        request={"multipart/form-data": OpenApiTypes.OBJECT, "application/x-www-form-urlencoded": OpenApiTypes.OBJECT},
         responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
         description=(
             "The same with the parameters as a form (multipart for those with a file, e.g. IPQA-Eval's "

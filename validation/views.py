@@ -140,10 +140,9 @@ def _figures_context(project: Project, parameters: ReportParameters, result: Rep
     }
 
 
-@login_required
-def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
-    """The report's plots, which the report body loads once its tables are on screen."""
-    project = _researcher_project(request, slug)
+def _report_for_request(request: HttpRequest, project: Project) -> tuple[ReportParameters, Report] | HttpResponse:
+    """The request's parameters and the report computed for them, or the plain-text refusal to send:
+    400 for bad parameters or an unknown judge run, 409 while a worker still computes it."""
     parameters = _parameters(_form(request, project))
     if parameters is None:
         return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
@@ -153,6 +152,17 @@ def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponse(exc.message, status=400, content_type="text/plain")
     if result is None:
         return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
+    return parameters, result
+
+
+@login_required
+def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
+    """The report's plots, which the report body loads once its tables are on screen."""
+    project = _researcher_project(request, slug)
+    found = _report_for_request(request, project)
+    if isinstance(found, HttpResponse):
+        return found
+    parameters, result = found
     context = {"project": project, "parameters": parameters, **_figures_context(project, parameters, result)}
     return render(request, "validation/report.html#report-figures", context)
 
@@ -197,15 +207,10 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if fmt not in DOWNLOADS:
         raise Http404("unknown format")
     project = _researcher_project(request, slug)
-    parameters = _parameters(_form(request, project))
-    if parameters is None:
-        return HttpResponse("invalid report parameters", status=400, content_type="text/plain")
-    try:
-        result = _current_report(project, parameters)
-    except UnknownJudgeRun as exc:
-        return HttpResponse(exc.message, status=400, content_type="text/plain")
-    if result is None:
-        return HttpResponse(STILL_COMPUTING, status=409, content_type="text/plain")
+    found = _report_for_request(request, project)
+    if isinstance(found, HttpResponse):
+        return found
+    parameters, result = found
     return _download(render_report(result, fmt), fmt, f"{project.slug}-agreement")
 
 

@@ -26,6 +26,14 @@ class HelpPageTests:
         for name in ("deployment", "build_formats", "README", "..", "formats.md"):
             assert client.get(f"/help/{name}/").status_code == 404, name
 
+    def test_links_between_documents_open_their_help_pages(self, client, make_user):
+        """docs/cli.md links formats.md and gpu-workers.md: the first opens its help page, the second
+        (not served) is left as words, so no link on a help page leads to a 404."""
+        client.force_login(make_user("ann"))
+        html = client.get(reverse("help_page", args=["cli"])).content.decode()
+        assert 'href="formats.md' not in html and f'href="{reverse("help_page", args=["formats"])}' in html
+        assert 'href="gpu-workers.md' not in html
+
     def test_signed_out_visitors_are_sent_to_sign_in(self, client):
         response = client.get(reverse("help_page", args=["formats"]))
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
