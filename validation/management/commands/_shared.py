@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT
 from annotation.models import Project
-from validation.evaluations.base import UnknownJudgeRun, WrongKind, render_evaluation
+from validation.evaluations.base import MAX_BOOTSTRAP, UnknownJudgeRun, WrongKind, render_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_check, evaluation_snapshot_create
 from validation.models import ReportSnapshot
 
@@ -28,6 +28,19 @@ def non_negative_int(text: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"{number} is negative")
     return number
+
+
+def add_bootstrap_arguments(parser: argparse.ArgumentParser, *, over: str) -> None:
+    """``--bootstrap N`` (resamples over ``over``), ``--seed S`` and ``--format``: every evaluation's."""
+    parser.add_argument(
+        "--bootstrap",
+        type=non_negative_int,
+        default=1000,
+        metavar="N",
+        help=f"bootstrap resamples over {over} (1000; at most {MAX_BOOTSTRAP})",
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+    parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser, modes: Any, *, frozen: str = "a snapshot") -> None:

@@ -15,12 +15,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP, MAX_RUNS, UnknownJudgeRun, WrongKind
+from validation.evaluations.base import MAX_RUNS, UnknownJudgeRun, WrongKind
 from validation.kinds.copa_likert.copa_report import CopaEvalParameters, copa_evaluation
 from validation.management.commands._shared import (
+    add_bootstrap_arguments,
     add_snapshot_arguments,
     check_evaluation_snapshot,
-    non_negative_int,
     write_evaluation,
 )
 
@@ -34,15 +34,7 @@ class Command(BaseCommand):
             "--run", type=int, action="append", default=[], metavar="ID", help=f"a judge run (at most {MAX_RUNS})"
         )
         parser.add_argument("--people", action="store_true", help="also evaluate people's gold scores")
-        parser.add_argument(
-            "--bootstrap",
-            type=non_negative_int,
-            default=1000,
-            metavar="N",
-            help=f"bootstrap resamples over pairs (1000; at most {MAX_BOOTSTRAP})",
-        )
-        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_bootstrap_arguments(parser, over="pairs")
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -17,8 +17,6 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import ValidationFailed
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.evaluations.base import (
-    FORMATS,
-    MAX_BOOTSTRAP,
     UnknownJudgeRun,
     WrongKind,
     check_kind,
@@ -26,9 +24,9 @@ from validation.evaluations.base import (
 from validation.kinds.ipqa_core_intent.ipqa_pairs import SOURCE_KIND, read_predictions
 from validation.kinds.ipqa_core_intent.ipqa_report import IpqaEvalParameters, ipqa_evaluation
 from validation.management.commands._shared import (
+    add_bootstrap_arguments,
     add_snapshot_arguments,
     check_evaluation_snapshot,
-    non_negative_int,
     write_evaluation,
 )
 
@@ -40,15 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="an ipqa_core_intent project")
         parser.add_argument("--predictions", metavar="FILE", help="JSONL: external_id, predicted_intents")
         parser.add_argument("--run", type=int, metavar="ID", help="a judge run over the match project")
-        parser.add_argument(
-            "--bootstrap",
-            type=non_negative_int,
-            default=1000,
-            metavar="N",
-            help=f"bootstrap resamples over items (1000; at most {MAX_BOOTSTRAP})",
-        )
-        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_bootstrap_arguments(parser, over="items")
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -15,13 +15,12 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from annotation.management.commands._base import project_or_fail
-from validation.evaluations.base import FORMATS, MAX_BOOTSTRAP
 from validation.kinds.ipqa_core_intent.validation_report import IpqaValidationParameters, ipqa_validation_evaluation
 from validation.management.commands._shared import (
+    add_bootstrap_arguments,
     add_snapshot_arguments,
     check_evaluation_snapshot,
     evaluate_or_fail,
-    non_negative_int,
     write_evaluation,
 )
 
@@ -32,15 +31,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("slug", help="an ipqa_core_intent project")
         parser.add_argument("--judge-run", type=int, metavar="ID", help="compare the annotators' majority with a run")
-        parser.add_argument(
-            "--bootstrap",
-            type=non_negative_int,
-            default=1000,
-            metavar="N",
-            help=f"bootstrap resamples over units (1000; at most {MAX_BOOTSTRAP})",
-        )
-        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_bootstrap_arguments(parser, over="units")
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
