@@ -21,7 +21,7 @@ JUDGE_RUNS = "judge"
 
 
 @register_run_type
-class JudgeRuns(RunType):
+class JudgeRuns(RunType[JudgeRun, JudgeChunk, Prompt]):
     name = JUDGE_RUNS
     label = "run"
     unit = "items"

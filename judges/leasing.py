@@ -16,11 +16,15 @@ import socket
 import threading
 import uuid
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
-from django.db import DatabaseError, connection, models
+from django.db import DatabaseError, connection
 from django.db.models import F, Q
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from judges.models import LeasedChunk, RunState
 
 logger = logging.getLogger(__name__)
 
@@ -36,11 +40,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_model(chunk_model: type[models.Model]) -> type[models.Model]:
-    return chunk_model._meta.get_field("run").related_model
+def run_model(chunk_model: type[LeasedChunk]) -> type[RunState]:
+    # The abstract model has no ``run`` field; each concrete chunk model declares one.
+    run_field = chunk_model._meta.get_field("run")  # type: ignore[misc]  # the field is the subclass's
+    return cast("type[RunState]", run_field.related_model)
 
 
-def claim_chunk(chunk_model: type[models.Model], *, chunk_id: int, related: tuple[str, ...] = ("run",)):
+def claim_chunk(
+    chunk_model: type[LeasedChunk], *, chunk_id: int, related: tuple[str, ...] = ("run",)
+) -> LeasedChunk | None:
     """Take the chunk if it waits, or if its holder's lease ran out; None if it is not ours to take."""
     now = timezone.now()
     taken = (
@@ -59,14 +67,14 @@ def claim_chunk(chunk_model: type[models.Model], *, chunk_id: int, related: tupl
     return chunk_model.objects.select_related(*related).get(pk=chunk_id)
 
 
-def release_chunk(chunk_model: type[models.Model], *, chunk_id: int, token: str, error: str = "") -> None:
+def release_chunk(chunk_model: type[LeasedChunk], *, chunk_id: int, token: str, error: str = "") -> None:
     """Hand a claimed chunk back untouched (it waits for the next claim)."""
     chunk_model.objects.filter(pk=chunk_id, claim_token=token).update(
         status=PENDING, claim_token="", lease_expires_at=None, last_error=error[:2000]
     )
 
 
-def abandon_chunk(chunk_model: type[models.Model], *, chunk_id: int, error: str):
+def abandon_chunk(chunk_model: type[LeasedChunk], *, chunk_id: int, error: str) -> LeasedChunk | None:
     """After an unexpected error in a worker: note it and hand the chunk back. Returns the chunk as it
     was (its ``attempts`` tell the caller whether to stop the run), or None if there is none."""
     chunk = chunk_model.objects.filter(pk=chunk_id).first()
@@ -85,7 +93,7 @@ class Lease:
     waits on the network or the GPU.
     """
 
-    def __init__(self, chunk: models.Model, token: str) -> None:
+    def __init__(self, chunk: LeasedChunk, token: str) -> None:
         self.chunk_model = type(chunk)
         self.run_model = run_model(self.chunk_model)
         self.chunk_id, self.run_id, self.token = chunk.pk, chunk.run_id, token
@@ -124,20 +132,20 @@ class Lease:
             connection.close()
 
 
-def mark_sent(chunk_model: type[models.Model], ids: list[int], now: datetime) -> None:
+def mark_sent(chunk_model: type[LeasedChunk], ids: list[int], now: datetime) -> None:
     for start in range(0, len(ids), MARK_SENT_BATCH):
         batch = ids[start : start + MARK_SENT_BATCH]
         chunk_model.objects.filter(pk__in=batch).update(enqueued_at=now, sends=F("sends") + 1)
 
 
-def pending_chunk_ids(chunk_model: type[models.Model], *, run_id: int) -> list[int]:
+def pending_chunk_ids(chunk_model: type[LeasedChunk], *, run_id: int) -> list[int]:
     """Every waiting chunk of the run, marked as sent now."""
     ids = list(chunk_model.objects.filter(run_id=run_id, status=PENDING).values_list("pk", flat=True))
     mark_sent(chunk_model, ids, timezone.now())
     return ids
 
 
-def chunks_to_resend(chunk_model: type[models.Model], *, run_id: int) -> tuple[list[int], object | None]:
+def chunks_to_resend(chunk_model: type[LeasedChunk], *, run_id: int) -> tuple[list[int], LeasedChunk | None]:
     """One watcher's look at a running run: the chunks to send again, and a chunk that gave up.
 
     A chunk whose lease ran out lost its worker: it waits again and is sent anew. Waiting chunks are
@@ -168,7 +176,7 @@ def chunks_to_resend(chunk_model: type[models.Model], *, run_id: int) -> tuple[l
     return ids, None
 
 
-def restart_run(run: models.Model) -> None:
+def restart_run(run: RunState) -> None:
     """Set a locked run running again from where it was. A chunk whose worker gave up on a repeated
     error gets a fresh count of claims and sends; rate and ETA count from now."""
     run.chunks.exclude(status=DONE).update(attempts=0, sends=0)
@@ -177,7 +185,7 @@ def restart_run(run: models.Model) -> None:
     run.save(update_fields=["status", "resumed_at", "finished_at", "done_at_resume", "last_error"])
 
 
-def stop_run(run_model: type[models.Model], *, run_id: int, reason: str) -> None:
+def stop_run(run_model: type[RunState], *, run_id: int, reason: str) -> None:
     """Stop a running run on an error every request would hit (bad key, unknown model, a chunk failing
     over and over)."""
     run_model.objects.filter(pk=run_id, status=RUNNING).update(

@@ -8,6 +8,8 @@ reason; the database refuses any other combination, so a failure can never be re
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, ClassVar
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -16,6 +18,9 @@ from django.db.models import Q
 
 from annotation.models import Item, Project
 from judges.backends import backend_class, backend_names
+
+if TYPE_CHECKING:
+    from django.db.models.fields.related_descriptors import RelatedManager
 
 #: Requests in flight per worker process; far beyond what one process can usefully keep open.
 MAX_CONCURRENCY = 1024
@@ -125,6 +130,12 @@ class RunState(models.Model):
     done_at_resume = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    if TYPE_CHECKING:
+        # What every concrete run model has: the default manager and its chunks (``LeasedChunk.run``).
+        # Typed loosely: lookups through ``chunks`` name the subclass's fields, unknown to the abstract model.
+        objects: ClassVar[models.Manager[Any]]
+        chunks: RelatedManager[LeasedChunk]
+
     class Meta:
         abstract = True
         ordering = ["-created_at", "-id"]
@@ -170,6 +181,13 @@ class LeasedChunk(models.Model):
     sends = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    if TYPE_CHECKING:
+        # Each concrete chunk model declares ``run``, a foreign key to its run model; lookups through
+        # the manager name it, which the abstract model does not know (so the manager is typed loosely).
+        objects: ClassVar[models.Manager[Any]]
+        run: RunState
+        run_id: int
 
     class Meta:
         abstract = True

@@ -29,7 +29,7 @@ def step_prompt(run: GenerationRun) -> StepPrompt:
 
 
 @register_run_type
-class GenerationRuns(RunType):
+class GenerationRuns(RunType[GenerationRun, GenerationChunk, StepPrompt]):
     name = GENERATION_RUNS
     label = "generation run"
     unit = "records"
@@ -82,7 +82,7 @@ class GenerationRuns(RunType):
         changed = []
         for row in rows:
             outcome = by_id[row.pk]
-            row.items = outcome.value["items"] if outcome.status == OK else None
+            row.items = outcome.value["items"] if outcome.status == OK and outcome.value is not None else None
             row.request_sha256 = outcome.request.prompt_sha256
             for name, value in outcome_columns(outcome).items():
                 setattr(row, name, value)

@@ -18,7 +18,7 @@ try is left); a chunk claimed over and over stops its run (``JUDGE_CHUNK_MAX_CLA
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models, transaction
@@ -88,11 +88,14 @@ def outcome_columns(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+OutcomeRow = TypeVar("OutcomeRow", bound=models.Model)
+
+
 def outcomes_upsert(
-    model: type[models.Model], rows: list[models.Model], *, unique_fields: list[str], extra_fields: tuple[str, ...]
+    model: type[OutcomeRow], rows: list[OutcomeRow], *, unique_fields: list[str], extra_fields: tuple[str, ...]
 ) -> None:
     """Insert or overwrite stored outcomes: one statement per batch (bulk_update would build a CASE per field)."""
-    model.objects.bulk_create(
+    model._default_manager.bulk_create(
         rows,
         batch_size=500,
         update_conflicts=True,

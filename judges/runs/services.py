@@ -38,13 +38,12 @@ def run_save_new(run: RunState) -> RunState:
 
 def chunk_ranges(numbers: Iterable[int], size: int) -> Iterator[tuple[int, int, int]]:
     """(first, last, count) of consecutive ranges of at most ``size`` numbers, from numbers in ascending order."""
-    first = last = None
-    count = 0
+    first = last = count = 0
     for number in numbers:
         if count == size:
             yield first, last, count
-            first, count = None, 0
-        if first is None:
+            count = 0
+        if count == 0:
             first = number
         last = number
         count += 1

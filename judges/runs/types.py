@@ -13,7 +13,7 @@ by its name (``get_run_type``) or by its run's model (``run_type_of``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from django.db import models
 from django.utils import timezone
@@ -21,9 +21,14 @@ from django.utils import timezone
 if TYPE_CHECKING:
     from judges.backends.base import Outcome
     from judges.models import Judge, LeasedChunk, RunState
-    from judges.prompting import JudgeRequest, Prompt
+    from judges.prompting import JudgeRequest
 
 UNKNOWN_RUN_TYPE = "unknown run type {name!r}; known: {known}"
+
+RunT = TypeVar("RunT", bound="RunState")
+ChunkT = TypeVar("ChunkT", bound="LeasedChunk")
+#: What ``prompt`` gives and ``chunk_work`` builds requests with (a judge prompt, a generation step's prompt).
+PromptT = TypeVar("PromptT")
 
 
 @dataclass
@@ -41,7 +46,7 @@ class ChunkWork:
     size: int = 0
 
 
-class RunType:
+class RunType(Generic[RunT, ChunkT, PromptT]):
     """Base of a run type. Subclasses set the class attributes and implement the methods that raise.
 
     The text attributes name the run for people: ``label`` starts the lifecycle messages ("run 4 is
@@ -51,8 +56,8 @@ class RunType:
     name: ClassVar[str]
     label: ClassVar[str]
     unit: ClassVar[str]
-    run_model: ClassVar[type[RunState]]
-    chunk_model: ClassVar[type[LeasedChunk]]
+    run_model: type[RunT]
+    chunk_model: type[ChunkT]
     #: What a claimed chunk is loaded with (``select_related``).
     claim_related: ClassVar[tuple[str, ...]] = ("run",)
     #: Start of the URL names of the run's pages: ``<url_name>_detail``, ``_progress``, ``_cancel``,
@@ -90,40 +95,40 @@ class RunType:
         """What a run row is loaded with: its part of ``claim_related`` ("run__judge" → "judge")."""
         return [path.removeprefix("run__") for path in self.claim_related if path.startswith("run__")]
 
-    def backend_name(self, run: RunState) -> str:
+    def backend_name(self, run: RunT) -> str:
         """The judge backend the run calls (judges.backends registry name)."""
         raise NotImplementedError("run types must say which backend a run calls")
 
-    def running_twin(self, run: RunState) -> RunState | None:
+    def running_twin(self, run: RunT) -> RunT | None:
         """Another running run that may not run beside ``run`` (same judge, same step), or None."""
         raise NotImplementedError("run types must say which runs may not run side by side")
 
-    def twin_running(self, run: RunState, twin: RunState) -> str:
+    def twin_running(self, run: RunT, twin: RunT) -> str:
         """The message refusing a resume of ``run`` while ``twin`` runs."""
         raise NotImplementedError("run types must word the refusal of a second running run")
 
-    def prompt(self, run: RunState) -> Prompt:
+    def prompt(self, run: RunT) -> PromptT:
         """The run's prompt as the run started with it; KeyError when this worker does not have it."""
         raise NotImplementedError("run types must say which prompt a run uses")
 
-    def prompt_gone(self, run: RunState) -> str:
+    def prompt_gone(self, run: RunT) -> str:
         """Why the run stopped when ``prompt`` raised KeyError."""
         raise NotImplementedError("run types must word a missing prompt")
 
-    def call_config(self, run: RunState) -> Judge:
+    def call_config(self, run: RunT) -> Judge:
         """The call configuration in the shape the backends read."""
         raise NotImplementedError("run types must give the backends their call configuration")
 
-    def chunk_work(self, chunk: LeasedChunk, prompt: Prompt) -> ChunkWork:
+    def chunk_work(self, chunk: ChunkT, prompt: PromptT) -> ChunkWork:
         """The requests of a claimed chunk's rows that still need an answer."""
         raise NotImplementedError("run types must build a chunk's requests")
 
-    def store_outcomes(self, chunk: LeasedChunk, work: ChunkWork, outcomes: list[Outcome]) -> tuple[int, int, int]:
+    def store_outcomes(self, chunk: ChunkT, work: ChunkWork, outcomes: list[Outcome]) -> tuple[int, int, int]:
         """Store the final outcomes of a chunk whose claim is held (inside the record transaction);
         returns the chunk's (ok, failed, size) as they stand now."""
         raise NotImplementedError("run types must store a chunk's outcomes")
 
-    def finish(self, run: RunState) -> RunState:
+    def finish(self, run: RunT) -> RunT:
         """Complete a running run (locked) whose every chunk is done."""
         run.status, run.finished_at, run.watch_token = type(run).Status.COMPLETED, timezone.now(), ""
         run.save(update_fields=["status", "finished_at", "watch_token"])
