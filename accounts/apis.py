@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema, inline_serializer
 from knox.auth import TokenAuthentication
 from rest_framework import serializers, status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -43,7 +46,9 @@ class TokenApi(APIView):
         request = getattr(self, "request", None)
         if request is None or request.method != "DELETE":
             return []
-        return [auth() for auth in api_settings.DEFAULT_AUTHENTICATION_CLASSES if issubclass(auth, TokenAuthentication)]
+        # api_settings imports the classes its setting names; DRF's stubs type the dotted paths.
+        classes = cast("list[type[BaseAuthentication]]", api_settings.DEFAULT_AUTHENTICATION_CLASSES)
+        return [auth() for auth in classes if issubclass(auth, TokenAuthentication)]
 
     def get_permissions(self):
         return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]

@@ -7,6 +7,8 @@ told why) and 404 in the API (``hide_from_outsiders``: a client learns nothing a
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -25,7 +27,7 @@ def project_access(
     *,
     user,
     slug: str,
-    allowed: set[str] | None = None,
+    allowed: AbstractSet[str] | None = None,
     denied: str = "",
     hide_from_outsiders: bool = False,
 ) -> tuple[Project, set[str]]:
@@ -40,7 +42,7 @@ def project_assignment_access(
     *,
     user,
     slug: str,
-    allowed: set[str] | None = None,
+    allowed: AbstractSet[str] | None = None,
     denied: str = "",
     hide_from_outsiders: bool = False,
     assignment_id: int | None = None,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Set as AbstractSet
 from pathlib import Path
+from typing import cast
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -14,6 +16,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
@@ -34,7 +37,13 @@ SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
 API_IMPORT_NAME = "(API request)"
 
 
-def member_project(request, slug: str, *, allowed: set[str] | None = None) -> tuple[Project, set[str]]:
+def _paginator() -> BasePagination:
+    """The configured paginator: ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)."""
+    # api_settings imports the class its setting names; DRF's stubs type the setting's dotted path.
+    return cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
+
+
+def member_project(request, slug: str, *, allowed: AbstractSet[str] | None = None) -> tuple[Project, set[str]]:
     """The project if the user belongs to it (else 404, so outsiders learn nothing) with the right role."""
     return project_access(user=request.user, slug=slug, allowed=allowed, hide_from_outsiders=True)
 
@@ -74,7 +83,7 @@ class ProjectListApi(APIView):
 
     @extend_schema(responses=ProjectOutput(many=True))
     def get(self, request):
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
+        paginator = _paginator()
         projects = [row.project for row in projects_for_user(user=request.user)]
         page = paginator.paginate_queryset(projects, request, view=self)
         return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
@@ -159,7 +168,7 @@ class ItemListApi(APIView):
     @extend_schema(responses=ItemOutput(many=True))
     def get(self, request, slug: str):
         project, _ = member_project(request, slug, allowed=SEES_ALL_VALUES)
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
+        paginator = _paginator()
         page = paginator.paginate_queryset(Item.objects.filter(project=project).order_by("pk"), request, view=self)
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
 
@@ -385,7 +394,7 @@ class AnnotationListApi(APIView):
     @extend_schema(responses=annotations_schema(many=True))
     def get(self, request, slug: str):
         project, roles = member_project(request, slug)
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
+        paginator = _paginator()
         rows = visible_annotations(project, roles, request.user).order_by("pk")
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(annotation_output(roles)(page, many=True).data)

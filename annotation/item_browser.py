@@ -182,7 +182,7 @@ def item_page(
         items = items.filter(pk__lt=cursor) if backward else items.filter(pk__gt=cursor)
     ordered = ("-pk",) if backward else ("pk",)
     filtered = bool(q or status)
-    looked_through = None
+    looked_through: int | None = None
     if not filtered:
         found = list(items.order_by(*ordered)[: PAGE_SIZE + 1])
         more = len(found) > PAGE_SIZE
@@ -190,8 +190,8 @@ def item_page(
     else:
         # The window: the SCAN_WINDOW-th item past the cursor bounds every filtered query below.
         size = min(SEARCH_WINDOW, SCAN_WINDOW) if q else SCAN_WINDOW
-        edge = items.order_by(*ordered).values_list("pk", flat=True)[size - 1 : size]
-        edge = next(iter(edge), None)
+        edge_rows = items.order_by(*ordered).values_list("pk", flat=True)[size - 1 : size]
+        edge = next(iter(edge_rows), None)
         window = items if edge is None else items.filter(pk__gte=edge) if backward else items.filter(pk__lte=edge)
         if q:
             window = _search(window, q)
@@ -241,7 +241,7 @@ def _filtered(project: Project, window: QuerySet, status: str) -> tuple[list[Ite
         return found[:PAGE_SIZE], len(found) > PAGE_SIZE
     # A registered filter: hand it the window a batch at a time until the page is full. Batches start
     # at two pages' worth (a common filter fills the page at once) and double while matches are rare.
-    found: list[Item] = []
+    found = []
     offset, size = 0, 2 * PAGE_SIZE
     while True:
         batch = list(window[offset : offset + size])

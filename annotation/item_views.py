@@ -3,6 +3,7 @@ read the query, call annotation.item_browser (and the registered panels), render
 
 from __future__ import annotations
 
+from typing import cast
 from urllib.parse import urlencode
 
 from django import forms
@@ -12,6 +13,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotation.access import project_access
+from annotation.htmx import HtmxHttpRequest
 from annotation.item_browser import SEARCH_MAX_CHARS, filter_choices, item_detail, item_page, project_item
 from annotation.models import Project, Role
 from annotation.panels import item_panels
@@ -33,10 +35,11 @@ class BrowserQuery(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["status"].choices = [("", "All items"), *filter_choices()]
+        cast(forms.ChoiceField, self.fields["status"]).choices = [("", "All items"), *filter_choices()]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("after") is not None and data.get("before") is not None:
             raise forms.ValidationError("give after or before, not both")
         return data
@@ -47,7 +50,7 @@ def _browser_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]
 
 
 @login_required
-def item_list(request: HttpRequest, slug: str) -> HttpResponse:
+def item_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     project, _ = _browser_project(request, slug)
     query = BrowserQuery(request.GET)
     template = "annotation/item_list.html#table" if request.htmx else "annotation/item_list.html"

@@ -8,14 +8,16 @@ the page's own address, so counts, the checklist and result tables are current w
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django_htmx.http import trigger_client_event
+
+from annotation.htmx import HtmxHttpRequest
 
 #: The event a page's dependent parts listen for (on the body, where it bubbles).
 JOB_ENDED = "job-ended"
 
 
-def job_end_announced(request: HttpRequest, response: HttpResponse, *, ended: bool) -> HttpResponse:
+def job_end_announced(request: HtmxHttpRequest, response: HttpResponse, *, ended: bool) -> HttpResponse:
     """Tell the page that its job has ended, when an htmx request (a poll, an upload) finds it so."""
     if ended and request.htmx:
         trigger_client_event(response, JOB_ENDED)

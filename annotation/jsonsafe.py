@@ -165,8 +165,8 @@ def check_tree(data: Any, *, path: str = "", depth: int | None = None) -> None:
             pairs = node.items() if isinstance(node, dict) else enumerate(node)
             children = []
             for key, child in pairs:
-                if isinstance(key, str) and _SURROGATE.search(key):
-                    raise UnsafeJSON(SURROGATE.format(code=ord(_SURROGATE.search(key).group())), where)
+                if isinstance(key, str) and (surrogate := _SURROGATE.search(key)):
+                    raise UnsafeJSON(SURROGATE.format(code=ord(surrogate.group())), where)
                 children.append((child, level + 1, _child(where, key)))
             stack.extend(reversed(children))  # depth first, in document order
 

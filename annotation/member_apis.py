@@ -146,7 +146,9 @@ class MemberDetailApi(APIView):
 
     def _data(self, project: Project, user) -> Response:
         own = team.project_own_accounts(project=project)["own_accounts"]
-        return Response(member_data(project_member(project=project, username=user.username), own))
+        row = project_member(project=project, username=user.username)
+        assert row is not None  # the user was just found a member
+        return Response(member_data(row, own))
 
     @extend_schema(responses=MemberOutput)
     def get(self, request, slug: str, username: str):

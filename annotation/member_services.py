@@ -177,8 +177,8 @@ def _resolve(specs: list[MemberSpec], accounts: str, errors: ErrorCollector) -> 
     by_name = {u.username: u for u in User.objects.filter(username__in=names)}
     by_email: dict[str, list] = {}
     if emails:
-        for user in User.objects.alias(folded=Lower("email")).filter(folded__in=emails):
-            by_email.setdefault(user.email.lower(), []).append(user)
+        for account in User.objects.alias(folded=Lower("email")).filter(folded__in=emails):
+            by_email.setdefault(account.email.lower(), []).append(account)
     unknown = {name.lower() for name in names - set(by_name)}
     folded: set[str] = set()
     if unknown and accounts != NO_NEW_ACCOUNTS:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -66,6 +66,13 @@ class Project(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     #: Set when a researcher archives the project: hidden from annotators, no new claims, data and exports kept.
     archived_at = models.DateTimeField(null=True, blank=True)
+
+    if TYPE_CHECKING:
+        # Columns of annotation.sql's raw project statements (not fields): the user's membership and,
+        # when asked for, the assignment's id (``a_id``; its other columns are read by name).
+        member_role: str | None
+        member_paused: bool | None
+        a_id: int | None
 
     class Meta:
         ordering = ["slug"]
@@ -290,6 +297,17 @@ class Assignment(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
+    if TYPE_CHECKING:
+        # Set on the instances some reads return (not columns): the suggestion a claim found
+        # (judges.models.Suggestion or None), whether a skipped item can still be answered, whether
+        # its annotator may write now; and the item's columns of annotation.sql's raw statements.
+        suggestion: Any
+        answerable: bool
+        annotator_may_write: bool
+        item_external_id: str
+        item_payload: str
+        item_gold_value: str | None
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_per_annotator"),
@@ -364,6 +382,10 @@ class Annotation(models.Model):
     seconds_on_item = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0)])
     import_job = models.ForeignKey(ImportJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    if TYPE_CHECKING:
+        # Set by the API on a stored annotation it answers with (not a column).
+        rater_assignment: int
 
     class Meta:
         ordering = ["item_id", "rater", "version"]

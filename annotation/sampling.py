@@ -180,13 +180,15 @@ def validation_sample_draw(
     remaining = {s: len(ids) for s, ids in by_stratum.items()}
     if not any(remaining.values()):
         raise SampleExhausted(NOTHING_LEFT)
-    want = n if n is not None else max(1, math.ceil(fraction * sum(sizes.values())))  # type: ignore[operator]
+    if n is None:
+        assert fraction is not None  # _check_draw refused a draw with neither
+    want = n if n is not None else max(1, math.ceil(fraction * sum(sizes.values())))
     take = _allocate(want, remaining, sizes, allocation)
     rng = np.random.default_rng(seed)
     chosen: dict[str, list[int]] = {}
     for stratum in sorted(take):
         ids = by_stratum[stratum]
-        picks = rng.choice(len(ids), size=take[stratum], replace=False) if take[stratum] else []
+        picks: list[int] | np.ndarray = rng.choice(len(ids), size=take[stratum], replace=False) if take[stratum] else []
         chosen[stratum] = sorted(ids[i] for i in picks)
     sampled_per_stratum = {s: sizes[s] - remaining.get(s, 0) + take.get(s, 0) for s in sizes}
     design = {

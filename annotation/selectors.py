@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -431,7 +431,7 @@ def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
     seconds: dict[str, list[float]] = {}
     first_versions = Annotation.objects.filter(project=project, version=1, seconds_on_item__isnull=False)
     for rater, value in first_versions.values_list("rater", "seconds_on_item").iterator(chunk_size=5000):
-        seconds.setdefault(rater, []).append(value)
+        seconds.setdefault(rater, []).append(cast(float, value))  # the query leaves out nulls
     accuracy = _qualification_scores(project)
     team = team_availability(project=project)
     rows = []
@@ -460,7 +460,7 @@ def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
 def _qualification_scores(project: Project) -> dict[str, list[float]]:
     """Each rater's latest answer on each qualification item, scored by the kind against the known answer."""
     kind = project.task_kind
-    latest: dict[tuple[int, str], tuple[dict, dict]] = {}
+    latest: dict[tuple[int, str], tuple[Any, Any]] = {}
     rows = (
         Annotation.objects.filter(project=project, item__gold_value__isnull=False)
         .order_by("item_id", "rater", "version")
@@ -525,7 +525,7 @@ def import_history(*, project: Project, page: Any = 1) -> Page:
     """One page of the project's imports, newest first, each with who made it and how far it got.
     A page number that is not one (text, past the end) gives the nearest page."""
     jobs = ImportJob.objects.filter(project=project).select_related("created_by").order_by("-created_at", "-pk")
-    shown = Paginator(jobs, IMPORT_HISTORY_PAGE).get_page(page)
+    shown: Page[Any] = Paginator(jobs, IMPORT_HISTORY_PAGE).get_page(page)
     shown.object_list = [import_job_progress(job=job) for job in shown.object_list]
     return shown
 
@@ -572,9 +572,10 @@ def annotator_pace(*, user, days: int = PACE_DAYS, today: date | None = None) ->
         source__in=[Annotation.Source.WEB, Annotation.Source.API],
         created_at__gte=since,
     ).values_list("created_at", "seconds_on_item")
-    for created_at, seconds in rows.iterator(chunk_size=5000):
-        per_day.setdefault(created_at.astimezone(UTC).date(), []).append(seconds)
-    series, all_seconds = [], []
+    for created_at, seconds_on_item in rows.iterator(chunk_size=5000):
+        per_day.setdefault(created_at.astimezone(UTC).date(), []).append(seconds_on_item)
+    series: list[PaceDay] = []
+    all_seconds: list[float] = []
     for offset in range(days):
         day = first_day + timedelta(days=offset)
         answers = per_day.get(day, [])

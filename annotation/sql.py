@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import orjson
 from django.contrib.auth import get_user_model
@@ -43,6 +43,13 @@ def fetch_one(sql: str, params: list[Any]) -> tuple | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+def fetch_row(sql: str, params: list[Any]) -> tuple:
+    """The row of a statement that always returns one (an aggregate, an INSERT … RETURNING)."""
+    row = fetch_one(sql, params)
+    assert row is not None, "the statement returns a row"
+    return row
 
 
 def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
@@ -89,7 +96,7 @@ class Names:
     def __getattr__(self, field: str) -> str:
         if field.startswith("_"):  # copy, pickle and friends probe for special names
             raise AttributeError(field)
-        return self.model._meta.get_field(field).column
+        return cast("models.Field", self.model._meta.get_field(field)).column
 
     def columns(self, fields: tuple[str, ...]) -> str:
         return ", ".join(getattr(self, field) for field in fields)
@@ -330,8 +337,9 @@ def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple
     """What the ORM applies to each of these fields' columns as they come from the database."""
     found = []
     for name in names:
-        column = model._meta.get_field(name).get_col(model._meta.db_table)
-        found.append((connection.ops.get_db_converters(column) + column.field.get_db_converters(connection), column))
+        column = cast("models.Field", model._meta.get_field(name)).get_col(model._meta.db_table)
+        field_converters = column.field.get_db_converters(connection)  # type: ignore[union-attr]  # missing from django-stubs
+        found.append((connection.ops.get_db_converters(column) + field_converters, column))
     return found
 
 
@@ -347,7 +355,9 @@ def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
         for converter in converters:
             value = converter(value, column, connection)
         row.append(value)
-    return model.from_db(connection.alias, [model._meta.get_field(name).attname for name in names], row)
+    return model.from_db(
+        connection.alias, [cast("models.Field", model._meta.get_field(name)).attname for name in names], row
+    )
 
 
 def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
@@ -406,7 +416,7 @@ def first_claim_checks(*, project_id: int, user_id: int, held_before: datetime) 
     and skipped) for a user who has no place yet."""
     counts = [value for status in STATUS_ORDER for value in (project_id, user_id, status)]
     params = [project_id, user_id, project_id, Assignment.Status.ASSIGNED, db_datetime(held_before), *counts]
-    return fetch_one(FIRST_CLAIM_SQL, params)
+    return fetch_row(FIRST_CLAIM_SQL, params)
 
 
 def annotator_state_advance(*, state_id: int, cursor: int) -> None:
@@ -469,7 +479,7 @@ def assignment_insert(
 ) -> int:
     """A new assignment, created and opened ``now``; its id."""
     stamp = db_datetime(now)
-    (assignment_id,) = fetch_one(
+    (assignment_id,) = fetch_row(
         INSERT_ASSIGNMENT_SQL, [project_id, item_id, user_id, status, suggestion_visible, stamp, stamp]
     )
     return assignment_id
@@ -487,7 +497,7 @@ def assignment_close(*, assignment_id: int, now: datetime) -> bool:
 
 def assignment_status(*, assignment_id: int) -> tuple[str, str]:
     """(status, skip reason) of an assignment."""
-    return fetch_one(ASSIGNMENT_STATUS_SQL, [assignment_id])
+    return fetch_row(ASSIGNMENT_STATUS_SQL, [assignment_id])
 
 
 def annotation_insert(
@@ -510,7 +520,7 @@ def annotation_insert(
 
 
 def open_item_count(*, project_id: int) -> int:
-    (found,) = fetch_one(OPEN_ITEMS_SQL, [project_id])
+    (found,) = fetch_row(OPEN_ITEMS_SQL, [project_id])
     return found
 
 
@@ -523,7 +533,7 @@ def available_counts(*, project_id: int, user_id: int, held_before: datetime) ->
     has not had that are full only because of holds opened before ``held_before``)."""
     params = [project_id, user_id, project_id, user_id, project_id, Assignment.Status.ASSIGNED,
               db_datetime(held_before), user_id]  # fmt: skip
-    return fetch_one(AVAILABLE_SQL, params)
+    return fetch_row(AVAILABLE_SQL, params)
 
 
 def session_user(user_id: Any) -> Any:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import member_services as team
 from annotation.access import project_access
-from annotation.errors import ValidationFailed
+from annotation.errors import ConcordError, ValidationFailed
 from annotation.members import project_members
 from annotation.models import Membership, Project, Role
 from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
@@ -69,7 +69,8 @@ class AcceptForm(forms.Form):
     password2 = forms.CharField(label="The same again", widget=forms.PasswordInput, max_length=128, strip=False)
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("password1") and data.get("password1") != data.get("password2"):
             self.add_error("password2", "The two passwords differ.")
         return data
@@ -210,7 +211,7 @@ def _done(request: HttpRequest, project: Project, message: str) -> HttpResponse:
     return redirect("team", slug=project.slug)
 
 
-def _refused(request: HttpRequest, project: Project, exc: Exception) -> HttpResponse:
+def _refused(request: HttpRequest, project: Project, exc: ConcordError) -> HttpResponse:
     errors = [str(e) for e in exc.errors] if isinstance(exc, ValidationFailed) else [exc.message]
     return _render_team(
         request, project, member_errors=errors, status=400 if isinstance(exc, ValidationFailed) else 409

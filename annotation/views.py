@@ -31,6 +31,7 @@ from annotation.assignments import (
     assignment_unskip,
 )
 from annotation.errors import FieldError, ImportRejected, ValidationFailed
+from annotation.htmx import HtmxHttpRequest
 from annotation.job_events import job_end_announced
 from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
@@ -109,7 +110,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
 
 @login_required
 @post_only("project_detail", "slug")
-def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def import_upload(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     project, roles = _member_project(request, slug)
     _require_researcher(request, roles)
     form = ImportForm(request.POST, request.FILES)
@@ -144,7 +145,7 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def import_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+def import_status(request: HtmxHttpRequest, slug: str, job_id: int) -> HttpResponse:
     project, roles = _member_project(request, slug)
     _require_researcher(request, roles)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
@@ -189,7 +190,7 @@ def _annotator_assignment(request: HttpRequest, slug: str, assignment_id: int) -
 
 
 def _render_item(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     project: Project,
     roles: set[str],
     assignment: Assignment | None,
@@ -248,13 +249,13 @@ def _revealed(project: Project, payload: dict) -> list[tuple[str, object]]:
 
 
 @login_required
-def workspace(request: HttpRequest, slug: str) -> HttpResponse:
+def workspace(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     project, roles = _annotator_project(request, slug)
     return _serve_next(request, project, roles)
 
 
 def _serve_next(
-    request: HttpRequest, project: Project, roles: set[str], *, notice: str = "", holds_none: bool = False
+    request: HtmxHttpRequest, project: Project, roles: set[str], *, notice: str = "", holds_none: bool = False
 ) -> HttpResponse:
     claim = assignment_claim(project=project, user=request.user, holds_none=holds_none)
     notice = " ".join(filter(None, [notice, claim.notice]))
@@ -263,7 +264,7 @@ def _serve_next(
 
 @login_required
 @post_only("workspace", "slug")
-def assignment_submit_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+def assignment_submit_view(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles, assignment = _annotator_assignment(request, slug, assignment_id)
     kind = project.task_kind
     value = kind.value_from_form(request.POST, payload=assignment.item.payload)
@@ -303,7 +304,7 @@ EDIT_SAVED = "Your change to item {item} is saved as a new version."
 
 
 def _after_edit(
-    request: HttpRequest, project: Project, roles: set[str], assignment: Assignment, return_to: str
+    request: HtmxHttpRequest, project: Project, roles: set[str], assignment: Assignment, return_to: str
 ) -> HttpResponse:
     """A saved edit leaves the edit page: back to the history it came from, or on to the next item.
     htmx swaps only the item panel, so the history (a whole page) is reached by a full navigation."""
@@ -321,12 +322,12 @@ def _after_edit(
 
 @login_required
 @post_only("workspace", "slug")
-def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+def assignment_skip_view(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles, assignment = _annotator_assignment(request, slug, assignment_id)
     try:
         assignment_skip(assignment=assignment, reason=request.POST.get("reason", ""))
     except (ValidationFailed, AssignmentClosed) as exc:
-        errors = exc.errors if isinstance(exc, ValidationFailed) else [exc.message]
+        errors: list[FieldError | str] = list(exc.errors) if isinstance(exc, ValidationFailed) else [exc.message]
         return _render_item(request, project, roles, assignment, errors=errors, status=422)
     if not request.htmx:
         return redirect("workspace", slug=project.slug)
@@ -334,7 +335,7 @@ def assignment_skip_view(request: HttpRequest, slug: str, assignment_id: int) ->
 
 
 @login_required
-def annotation_edit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+def annotation_edit(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """An earlier item of the user's, with their latest value, to change (the change is a new version)."""
     project, roles = _annotator_project(request, slug)
     assignment = _own_assignment(request, project, assignment_id)
@@ -357,7 +358,7 @@ def annotation_history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
+def annotation_undo(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The item the user submitted or skipped last, reopened; found when asked, not on every page.
     A submitted one opens for an edit; a skipped one is taken back (a change, so only by POST: a
     plain link to a skip leads to the history, where it can be answered)."""
@@ -375,7 +376,7 @@ def annotation_undo(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @post_only("annotation_history", "slug")
-def assignment_unskip_view(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+def assignment_unskip_view(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     """Answer a skipped item after all: it is reopened and served next, unless it no longer needs you."""
     project, _ = _annotator_project(request, slug)
     if _unskip(request, _own_assignment(request, project, assignment_id)):

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from annotation.models import Project
@@ -36,12 +38,12 @@ class JudgeForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         backends = backend_choices(kind=project.kind)
-        self.fields["backend"].choices = backends
+        cast(forms.ChoiceField, self.fields["backend"]).choices = backends
         self.fields["backend"].initial = backends[0][0] if backends else None
-        self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
+        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [(name, name) for name in endpoint_names()]
         self.fields["model"].help_text = model_help_text()
         keys = {p.key: f"{p.key} — {p.title}" for b, _ in backends for p in prompts_for(kind=project.kind, backend=b)}
-        self.fields["prompt"].choices = [("", "default"), *keys.items()]
+        cast(forms.ChoiceField, self.fields["prompt"]).choices = [("", "default"), *keys.items()]
 
 
 class RunForm(forms.Form):
@@ -58,9 +60,9 @@ class RunForm(forms.Form):
         # Only this project's judges: no project sees another's judges, models or endpoints.
         # Imported judges are not run: their outputs came from a file.
         runnable = runnable_backend_names()
-        self.fields["judge"].queryset = Judge.objects.filter(project=project, backend__in=runnable).order_by(
-            "name", "id"
-        )
+        cast(forms.ModelChoiceField, self.fields["judge"]).queryset = Judge.objects.filter(
+            project=project, backend__in=runnable
+        ).order_by("name", "id")
 
 
 class RunImportForm(forms.Form):

@@ -7,7 +7,7 @@ page; nothing is stored except by freezing (researchers only, checked again here
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -54,7 +54,9 @@ class EstimateForm(forms.Form):
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         runs = JudgeRun.objects.filter(project=project, judge__kind=project.kind).select_related("judge")
-        self.fields["run"].choices = [(run.pk, f"run {run.pk}: {run.judge.name}") for run in runs.order_by("-id")]
+        cast(forms.ChoiceField, self.fields["run"]).choices = [
+            (run.pk, f"run {run.pk}: {run.judge.name}") for run in runs.order_by("-id")
+        ]
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:

@@ -6,6 +6,8 @@ project); without JavaScript the "show the report" link renders it in the same r
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -14,6 +16,7 @@ from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_access
+from annotation.htmx import HtmxHttpRequest
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from judges.models import JudgeRun
@@ -63,7 +66,7 @@ class ReportForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         runs = JudgeRun.objects.filter(project=project).select_related("judge").order_by("-id")
-        self.fields["judge"].choices = [("", "none")] + [
+        cast(forms.ChoiceField, self.fields["judge"]).choices = [("", "none")] + [
             (str(run.pk), f"run {run.pk}: {run.judge.name} ({run.judge.backend_label}, {run.judge.prompt_key})")
             for run in runs
         ]
@@ -97,7 +100,7 @@ def _parameters(form: ReportForm) -> ReportParameters | None:
 
 
 @login_required
-def report(request: HttpRequest, slug: str) -> HttpResponse:
+def report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form = _form(request, project)
     context = {
@@ -168,7 +171,7 @@ def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _report_pending(
-    request: HttpRequest, project: Project, parameters: ReportParameters, job: JobState
+    request: HtmxHttpRequest, project: Project, parameters: ReportParameters, job: JobState
 ) -> HttpResponse:
     """The "computing…" body that polls until the worker is done, or the failure with a retry link."""
     query = request.GET.copy()
@@ -220,7 +223,7 @@ class FreezeForm(forms.Form):
 
 @login_required
 @post_only("report", "slug")
-def report_freeze(request: HttpRequest, slug: str) -> HttpResponse:
+def report_freeze(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     project = _researcher_project(request, slug)
     form, freeze = _form(request, project), FreezeForm(request.POST)
     parameters = _parameters(form)
@@ -262,7 +265,7 @@ def snapshot_detail(request: HttpRequest, slug: str, snapshot_id: int) -> HttpRe
 
 @login_required
 @post_only("report_snapshot", "slug", "snapshot_id")
-def snapshot_check(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
+def snapshot_check(request: HtmxHttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
     project, snapshot = _snapshot(request, slug, snapshot_id)
     report_snapshot_check(snapshot=snapshot, user=request.user)
     if not request.htmx:

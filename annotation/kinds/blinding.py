@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 EACH = "[]"
 
@@ -47,7 +47,7 @@ def path_tree(paths: Iterable[str]) -> PathTree:
     return tree
 
 
-def keep_paths(data: Any, tree: PathTree | bool) -> Any:
+def keep_paths(data: Any, tree: PathTree | Literal[True]) -> Any:
     """A copy of ``data`` with only what ``tree`` names (unknown or absent keys are skipped)."""
     if tree is True:
         return copy.deepcopy(data)

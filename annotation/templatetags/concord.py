@@ -124,7 +124,8 @@ def math_text(text) -> str:
     TeX left for KaTeX; no Markdown, so a value reads exactly as it was stored."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for match in TEXT_PARTS.finditer(text):
         if match.group("code"):
             continue

@@ -3,6 +3,8 @@ declare, a backend, an endpoint by name, sampling parameters. Nothing typed here
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from annotation.models import Project
@@ -37,9 +39,11 @@ class GenerateForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["model"].help_text = model_help_text()
         self.steps = steps_for_kind(project.kind)
-        self.fields["step"].choices = [(s.name, s.label) for s in self.steps]
-        self.fields["backend"].choices = [(name, get_backend(name).label) for name in runnable_backend_names()]
-        self.fields["endpoint"].choices = [(name, name) for name in endpoint_names()]
+        cast(forms.ChoiceField, self.fields["step"]).choices = [(s.name, s.label) for s in self.steps]
+        cast(forms.ChoiceField, self.fields["backend"]).choices = [
+            (name, get_backend(name).label) for name in runnable_backend_names()
+        ]
+        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [(name, name) for name in endpoint_names()]
         # One field per option the kind's steps declare; each applies to the steps that take it.
         for step in self.steps:
             for option in step.declared_options:

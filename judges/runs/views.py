@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.access import project_access
+from annotation.htmx import HtmxHttpRequest
 from annotation.job_events import job_end_announced
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
@@ -43,7 +44,7 @@ def _run_page(url_kwargs: dict) -> str:
 
 
 @login_required
-def run_progress_partial(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
+def run_progress_partial(request: HtmxHttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
     project = researcher_project(request, slug)
     progress = run_progress(run=project_run(project, run_type, run_id))
     response = render(request, "judges/_run_progress.html", {"project": project, "p": progress})

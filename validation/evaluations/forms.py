@@ -8,7 +8,7 @@ project's judge runs that most evaluations start from.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -41,7 +41,7 @@ class RunsForm(EvaluationForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         runs = JudgeRun.objects.filter(project=self.project, judge__kind=self.project.kind).select_related("judge")
-        self.fields["run"].choices = [
+        cast(forms.ChoiceField, self.fields["run"]).choices = [
             (run.pk, f"run {run.pk}: {run.judge.name} ({run.judge.backend_label}, {run.judge.prompt_key})")
             for run in runs.order_by("id")
         ]

@@ -161,7 +161,7 @@ class CopaLikert(TaskKind):
             code: np.fromiter((value["scores"][code] for value in values), dtype=float, count=len(values))
             for code in FACTORS
         }
-        columns[OVERALL] = sum(columns.values()) / OVERALL_DIVISOR if values else np.zeros(0)
+        columns[OVERALL] = np.asarray(sum(columns.values()) / OVERALL_DIVISOR) if values else np.zeros(0)
         return columns
 
     def ratings_columns(self, values: Sequence[dict], payloads: Sequence[dict | None]) -> dict[str, DimensionColumn]:
@@ -197,7 +197,8 @@ class CopaLikert(TaskKind):
     def field_label(self, path: Sequence[str | int]) -> str:
         # The form shows the factors by name, and the scores as the whole form.
         if list(path[:1]) == ["scores"]:
-            return f"{FACTORS[path[1]][0]} ({path[1]})" if len(path) > 1 and path[1] in FACTORS else ""
+            factor = path[1] if len(path) > 1 else ""
+            return f"{FACTORS[factor][0]} ({factor})" if isinstance(factor, str) and factor in FACTORS else ""
         return super().field_label(path)
 
     def value_from_form(self, data: Any, *, payload: dict) -> dict:

@@ -102,6 +102,7 @@ class IntentMcq(TaskKind):
         return unknown_options("chosen", value["chosen"], payload["options"])
 
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
+        assert payload is not None  # given: the kind sets ratings_need_payload
         yield "", "f1", instance_f1(value["chosen"], payload["answers"])
 
     def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:

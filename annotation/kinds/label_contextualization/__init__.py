@@ -156,7 +156,7 @@ class LabelContextualization(TaskKind):
 
     def explain_value(self, value: Any) -> Iterable[SchemaError]:
         # oneOf errors say only "matched none"; report against the branch the action names.
-        action = value.get("action") if isinstance(value, dict) else None
+        action: Any = value.get("action") if isinstance(value, dict) else None  # any JSON value
         branch = ACTIONS.get(action)
         if branch is None:
             yield SchemaError(
@@ -224,7 +224,7 @@ class LabelContextualization(TaskKind):
     }
 
     def value_from_form(self, data: Any, *, payload: dict) -> dict:
-        action = data.get("action") or None
+        action: Any = data.get("action") or None
         fields = FORM_FIELDS.get(action, ())
         return without_none({"action": action, **{name: data.get(name) or None for name in fields}})
 

@@ -42,6 +42,7 @@ class Command(BaseCommand):
             if file is not None:
                 specs = team.members_from_csv(self._read(file))
             else:
+                assert user is not None and role is not None  # checked above
                 specs = [team.MemberSpec(username=user.strip(), email=email.strip(), role=role)]
             added = team.members_add(project=project, actor=None, specs=specs, accounts=o["accounts"])
         except ValidationFailed as exc:

@@ -15,7 +15,7 @@ class Command(BaseCommand):
         except (DemoConflict, ImportRejected) as exc:
             raise CommandError(exc.message, returncode=BAD_INPUT) from None
 
-        rows = [("project", "kind", "items", "qualification", "this run")]
+        rows: list[tuple[str, ...]] = [("project", "kind", "items", "qualification", "this run")]
         for p in summary.projects:
             done = "created" if p.created else ("imported items" if p.imported else "unchanged")
             rows.append((p.slug, p.kind, str(p.items), str(p.qualification_items), done))

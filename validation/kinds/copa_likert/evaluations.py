@@ -24,7 +24,8 @@ class CopaEvalForm(RunsForm):
         return checked_bootstrap(self.cleaned_data.get("bootstrap"), "copa_eval")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("run") and not data.get("people"):
             raise forms.ValidationError(NO_SOURCE)
         return data

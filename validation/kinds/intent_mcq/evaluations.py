@@ -35,7 +35,8 @@ class McqEvalForm(RunsForm):
     )
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("run"):
             raise forms.ValidationError(NO_RUN)
         return data
@@ -49,7 +50,8 @@ class GemSetForm(RunsForm):
     seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**32 - 1, initial=0, required=False)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("run"):
             raise forms.ValidationError("choose each model's first run")
         return data

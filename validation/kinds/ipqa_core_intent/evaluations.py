@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.db.models import QuerySet
@@ -64,7 +64,7 @@ class IpqaEvalForm(EvaluationForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["run"].choices = [
+        cast(forms.ChoiceField, self.fields["run"]).choices = [
             (run.pk, f"run {run.pk}: {run.judge.name} on {run.project.slug} ({run.judge.prompt_key})")
             for run in match_runs(self.user)
         ]
@@ -96,7 +96,7 @@ class IpqaValidationForm(EvaluationForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         runs = JudgeRun.objects.filter(project=self.project, judge__kind=self.project.kind).select_related("judge")
-        self.fields["judge_run"].choices = [
+        cast(forms.ChoiceField, self.fields["judge_run"]).choices = [
             ("", "none"),
             *((run.pk, f"run {run.pk}: {run.judge.name} ({run.judge.prompt_key})") for run in runs.order_by("id")),
         ]
