@@ -22,6 +22,7 @@ from accounts.errors import TokenNotFound
 from accounts.selectors import api_tokens
 from accounts.services import api_token_create, api_token_revoke, api_tokens_revoke_all
 from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
+from annotation.request_types import SignedInRequest
 
 #: A token's digest (its primary key): SHA-512 in hex.
 DIGEST_CHARS = 128
@@ -30,7 +31,7 @@ RESET_CODE_CHARS = 200
 RESET_LINK_INVALID = "this link is not valid: it was used already, it is too old, or it was mistyped"
 
 
-def _profile(request: HttpRequest, **extra: object) -> HttpResponse:
+def _profile(request: SignedInRequest, **extra: object) -> HttpResponse:
     return render(request, "accounts/profile.html", {"tokens": api_tokens(user=request.user), **extra})
 
 
@@ -40,7 +41,7 @@ NEW_TOKEN_ONCE = "api_token"
 
 @login_required
 @never_cache
-def profile(request: HttpRequest) -> HttpResponse:
+def profile(request: SignedInRequest) -> HttpResponse:
     created = shown_once_take(request, name=NEW_TOKEN_ONCE)
     if not created:
         return _profile(request)
@@ -52,7 +53,7 @@ def profile(request: HttpRequest) -> HttpResponse:
 @login_required
 @never_cache
 @post_only("profile")
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: SignedInRequest) -> HttpResponse:
     token, key = api_token_create(user=request.user)
     # Post/redirect/get: the key is shown once by the profile page and stored nowhere in clear.
     created = {"key": key, "expiry": token.expiry.isoformat() if token.expiry else None}
@@ -61,7 +62,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @post_only("profile")
-def token_revoke(request: HttpRequest, digest: str) -> HttpResponse:
+def token_revoke(request: SignedInRequest, digest: str) -> HttpResponse:
     if len(digest) > DIGEST_CHARS:
         raise Http404("no such token")
     try:
@@ -74,7 +75,7 @@ def token_revoke(request: HttpRequest, digest: str) -> HttpResponse:
 
 @login_required
 @post_only("profile")
-def tokens_revoke_all(request: HttpRequest) -> HttpResponse:
+def tokens_revoke_all(request: SignedInRequest) -> HttpResponse:
     count = api_tokens_revoke_all(user=request.user)
     messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")
     return redirect("profile")

@@ -85,7 +85,8 @@ class ProjectListApi(APIView):
     def get(self, request):
         paginator = _paginator()
         projects = [row.project for row in projects_for_user(user=request.user)]
-        page = paginator.paginate_queryset(projects, request, view=self)
+        # The stubs take only a queryset; the limit-offset paginator slices any sequence.
+        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]
         return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
@@ -288,7 +289,7 @@ def rater_annotation_data(annotation: Annotation) -> dict:
     and a ModelSerializer copies and walks its fields on each use."""
     return {
         "id": annotation.pk,
-        "assignment": annotation.rater_assignment,
+        "assignment": annotation.rater_assignment,  # type: ignore[attr-defined]  # annotated or set by the API
         "rater": annotation.rater,
         "version": annotation.version,
         "value": annotation.value,
@@ -336,7 +337,7 @@ class AssignmentSubmitApi(APIView):
             idempotency_key=data.validated_data["idempotency_key"],
             source=Annotation.Source.API,
         )
-        annotation.rater_assignment = assignment.pk
+        annotation.rater_assignment = assignment.pk  # type: ignore[attr-defined]  # as visible_annotations annotates
         body = rater_annotation_data(annotation)
         if query.validated_data["next"]:
             # The submit checked the user may write here (an annotating, unpaused member, the project

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -218,7 +219,7 @@ class _Place:
     counts: dict[str, int]  # the user's assignments in the project by status, before this claim
 
 
-def _counts(values: tuple) -> dict[str, int]:
+def _counts(values: Sequence[Any]) -> dict[str, int]:
     return dict(zip(sql.STATUS_ORDER, values, strict=True))
 
 

@@ -13,10 +13,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotation.access import project_access
-from annotation.htmx import HtmxHttpRequest
 from annotation.item_browser import SEARCH_MAX_CHARS, filter_choices, item_detail, item_page, project_item
 from annotation.models import Project, Role
 from annotation.panels import item_panels
+from annotation.request_types import HtmxHttpRequest
 from annotation.value_grid import value_grid
 
 BROWSERS = {Role.RESEARCHER, Role.EXPERT}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django_htmx.http import trigger_client_event
 
-from annotation.htmx import HtmxHttpRequest
+from annotation.request_types import HtmxHttpRequest
 
 #: The event a page's dependent parts listen for (on the body, where it bubbles).
 JOB_ENDED = "job-ended"

@@ -383,10 +383,6 @@ class Annotation(models.Model):
     import_job = models.ForeignKey(ImportJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    if TYPE_CHECKING:
-        # Set by the API on a stored annotation it answers with (not a column).
-        rater_assignment: int
-
     class Meta:
         ordering = ["item_id", "rater", "version"]
         constraints = [

@@ -180,9 +180,11 @@ def validation_sample_draw(
     remaining = {s: len(ids) for s, ids in by_stratum.items()}
     if not any(remaining.values()):
         raise SampleExhausted(NOTHING_LEFT)
-    if n is None:
+    if n is not None:
+        want = n
+    else:
         assert fraction is not None  # _check_draw refused a draw with neither
-    want = n if n is not None else max(1, math.ceil(fraction * sum(sizes.values())))
+        want = max(1, math.ceil(fraction * sum(sizes.values())))
     take = _allocate(want, remaining, sizes, allocation)
     rng = np.random.default_rng(seed)
     chosen: dict[str, list[int]] = {}

@@ -338,7 +338,7 @@ def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple
     found = []
     for name in names:
         column = cast("models.Field", model._meta.get_field(name)).get_col(model._meta.db_table)
-        field_converters = column.field.get_db_converters(connection)  # type: ignore[union-attr]  # missing from django-stubs
+        field_converters = column.field.get_db_converters(connection)  # type: ignore[attr-defined]  # missing from django-stubs
         found.append((connection.ops.get_db_converters(column) + field_converters, column))
     return found
 

@@ -31,12 +31,12 @@ from annotation.assignments import (
     assignment_unskip,
 )
 from annotation.errors import FieldError, ImportRejected, ValidationFailed
-from annotation.htmx import HtmxHttpRequest
 from annotation.job_events import job_end_announced
 from annotation.kinds.base import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.panels import project_panels
 from annotation.post_redirect import post_only
+from annotation.request_types import HtmxHttpRequest
 from annotation.selectors import (
     annotator_pace,
     annotator_progress,

@@ -19,9 +19,9 @@ class RedisCacheClient(django_redis.RedisCacheClient):
         self._clients: dict[Any, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        pool = self._get_connection_pool(write)
+        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]  # Django's, not in the stubs
         if pool not in self._clients:
-            self._clients[pool] = self._client(connection_pool=pool)
+            self._clients[pool] = self._client(connection_pool=pool)  # type: ignore[attr-defined]  # as above
         return self._clients[pool]
 
 

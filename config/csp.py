@@ -64,5 +64,5 @@ class CSPMiddleware(csp_middleware.CSPMiddleware):
             if value and not own:
                 response[header] = value
         # As django-csp does: a nonce asked for after the header was written is an error, not a silent gap.
-        request.csp_nonce = csp_middleware.CheckableLazyObject(self._csp_nonce_post_response)
+        request.csp_nonce = csp_middleware.CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]  # django-csp's
         return response

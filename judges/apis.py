@@ -59,7 +59,7 @@ class RunStateOutput(serializers.Serializer):
 
 class RunOutput(RunStateOutput):
     backend = serializers.CharField(source="run.judge.backend")
-    label = serializers.CharField(source="run.judge.backend_label")
+    label = serializers.CharField(source="run.judge.backend_label")  # type: ignore[assignment]  # a declared field, not Field.label
     model = serializers.CharField(source="run.judge.model")
     prompt = serializers.SerializerMethodField()
     provenance = serializers.JSONField(source="run.provenance", help_text="Where an imported run's outputs came from.")
@@ -287,7 +287,7 @@ class GenerationRunOutput(RunStateOutput):
     step = serializers.CharField(source="run.step")
     options = serializers.JSONField(source="run.options")
     backend = serializers.CharField(source="run.backend")
-    label = serializers.CharField(source="run.backend_label")
+    label = serializers.CharField(source="run.backend_label")  # type: ignore[assignment]  # a declared field, not Field.label
     model = serializers.CharField(source="run.model")
     endpoint = serializers.CharField(source="run.endpoint")
     prompt = serializers.CharField(source="run.prompt_key")

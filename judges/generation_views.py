@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -103,7 +104,7 @@ def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def generation_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = researcher_project(request, slug)
-    run = project_run(project, GENERATION_RUNS, run_id)
+    run = cast(GenerationRun, project_run(project, GENERATION_RUNS, run_id))
     failures = Paginator(generation_failures(run=run), FAILURES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "project": project,

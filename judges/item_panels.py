@@ -37,7 +37,7 @@ def suggestions_panel(*, project: Project, item: Item, user: Any, roles: set[str
         problems, lines = [], []
         if suggestion.status == Suggestion.Status.OK:
             problems = [str(p) for p in kind.check_value(suggestion.value, payload=item.payload)]
-            if not problems:
+            if not problems and suggestion.value is not None:
                 lines = value_lines(kind=kind, value=suggestion.value, payload=item.payload)
         raw = suggestion.raw_output or ""
         shown.append(

@@ -21,9 +21,9 @@ suggestion's prompt always names the exact text it came from.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import string
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -95,9 +95,10 @@ class Prompt:
     #: A method in place of a model: it runs on backends that are baselines (``is_baseline``), and
     #: model prompts on every other backend.
     baseline: ClassVar[bool] = False
-    title: ClassVar[str] = ""
+    #: What people read the prompt as (an instance may name its variant).
+    title: str = ""
     #: Where the prompt comes from (paper, section, figure).
-    source: ClassVar[str] = ""
+    source: str = ""
 
     def __init__(self, name: str, version: int) -> None:
         self.name = name
@@ -191,7 +192,7 @@ class TemplatePrompt(Prompt):
     @property
     def directory(self) -> Path:
         """The folder of the module defining this prompt's class: ``judges/kinds/<kind>/``."""
-        return Path(sys.modules[type(self).__module__].__file__).resolve().parent
+        return Path(inspect.getfile(type(self))).resolve().parent
 
     @property
     def template_path(self) -> Path:

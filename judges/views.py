@@ -8,12 +8,15 @@ project shows suggestions in the workspace.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -41,7 +44,7 @@ UPLOAD_TOO_LARGE = "the file is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_
 
 
 def _run(project: Project, run_id: int) -> JudgeRun:
-    return project_run(project, JUDGE_RUNS, run_id)
+    return cast(JudgeRun, project_run(project, JUDGE_RUNS, run_id))
 
 
 def _page(
@@ -141,7 +144,7 @@ def run_import(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponseBase:
     """The run as a run file (the import format), streamed: ``?format=jsonl`` (default) or ``csv``."""
     project = researcher_project(request, slug)
     run = _run(project, run_id)

@@ -16,9 +16,9 @@ from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_access
-from annotation.htmx import HtmxHttpRequest
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
+from annotation.request_types import HtmxHttpRequest
 from judges.models import JudgeRun
 from validation.estimates.figures import report_forest
 from validation.evaluations.registry import evaluations_for

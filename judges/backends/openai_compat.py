@@ -96,7 +96,7 @@ def retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
-def classify(exc: openai.OpenAIError) -> Exception:
+def classify(exc: openai.OpenAIError) -> BackendUnavailable | BackendMisconfigured | BackendRejected:
     """Map a client error to ours: transient, refused for this item, or wrong for the whole run."""
     if isinstance(exc, openai.APITimeoutError):
         return BackendUnavailable("timed out waiting for the server")
@@ -223,7 +223,7 @@ class OpenAIBackend(JudgeBackend):
             except BackendRejected as exc:
                 raw = reply[:RAW_REPLY_KEPT].decode("utf-8", "replace")
                 return Outcome(request, FAILED, reason=exc.message, raw_output=raw, attempts=attempts)
-            measured = {
+            measured: dict[str, Any] = {
                 "raw_output": completion.text,
                 "attempts": attempts,
                 "tokens_in": completion.tokens_in,

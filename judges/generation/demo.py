@@ -46,7 +46,9 @@ def demo_generation_load(*, sources_dir: Path | str = SOURCES_DIR) -> list[DemoG
     users = {u.username: u for u in get_user_model().objects.filter(username__in=[n for n, _ in DEMO_ROLES])}
     results = []
     for step in demo_steps():
-        slug = step.demo.project
+        demo = step.demo
+        assert demo is not None  # demo_steps keeps the steps that have one
+        slug = demo.project
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             project = project_create(
@@ -65,9 +67,9 @@ def demo_generation_load(*, sources_dir: Path | str = SOURCES_DIR) -> list[DemoG
             run = generation_run_start(
                 project=project,
                 step=step.name,
-                path=Path(sources_dir) / step.demo.source_file,
+                path=Path(sources_dir) / demo.source_file,
                 backend="baseline",
-                options=step.demo.options,
+                options=demo.options,
                 is_demo=True,
                 created_by=users.get("researcher"),
             )

@@ -16,11 +16,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, ImportRejected
@@ -84,7 +85,7 @@ def _insert_records(records: list[GenerationRecord]) -> None:
         GenerationRecord.objects.bulk_create(records, batch_size=RECORD_BATCH)
         return
     meta = GenerationRecord._meta
-    columns = ", ".join(meta.get_field(name).column for name in COPIED_FIELDS)
+    columns = ", ".join(cast(Field, meta.get_field(name)).column for name in COPIED_FIELDS)
     now = timezone.now()
     with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy:
         for r in records:
@@ -269,7 +270,10 @@ def _item_records(run: GenerationRun) -> Iterator[Record]:
         pairs = [
             (eid, payload, record)
             for record in batch
-            for eid, payload in zip(step.external_ids(record.source_id, run.options), record.items, strict=True)
+            # An OK record carries its items.
+            for eid, payload in zip(
+                step.external_ids(record.source_id, run.options), cast(list, record.items), strict=True
+            )
         ]
         existing = _existing_ids(run.project, [eid for eid, _, _ in pairs])
         for eid, payload, record in pairs:
@@ -307,7 +311,7 @@ def _draft_records(run: GenerationRun, step: Step) -> Iterator[Record]:
         if value is None:
             continue
         problems = kind.check_value(value, payload=payload)
-        outcome = {"error": "; ".join(map(str, problems))} if problems else {"value": value}
+        outcome: dict[str, Any] = {"error": "; ".join(map(str, problems))} if problems else {"value": value}
         yield Record(line, {"external_id": external_id, **outcome})
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Field, Max
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
@@ -66,7 +66,9 @@ class _ItemLookup:
 
     def __init__(self, project: Project, *, with_payload: bool) -> None:
         meta = Item._meta
-        column = {name: meta.get_field(name).column for name in ("id", "project", "external_id", "payload")}
+        column = {
+            name: cast(Field, meta.get_field(name)).column for name in ("id", "project", "external_id", "payload")
+        }
         self.project_id = project.pk
         self.with_payload = with_payload
         self.postgres = connection.vendor == "postgresql"
@@ -130,7 +132,7 @@ class _SuggestionWriter:
     def __init__(self, run: JudgeRun, prompt_sha256: str) -> None:
         meta = Suggestion._meta
         self.postgres = connection.vendor == "postgresql"
-        columns = ", ".join(meta.get_field(name).column for name in SUGGESTION_COLUMNS)
+        columns = ", ".join(cast(Field, meta.get_field(name)).column for name in SUGGESTION_COLUMNS)
         self.copy_sql = f"COPY {meta.db_table} ({columns}) FROM STDIN"
         marks = ", ".join(["%s"] * len(SUGGESTION_COLUMNS))
         self.insert_sql = f"INSERT INTO {meta.db_table} ({columns}) VALUES ({marks})"
@@ -139,7 +141,7 @@ class _SuggestionWriter:
         self.head, self.tail = (run.judge_id, run.pk), (stamp, stamp)
         self.prompt_sha256 = prompt_sha256
         self.cursor = connection.cursor()
-        judge, item, prompt = (meta.get_field(name).column for name in ("judge", "item", "prompt_sha256"))
+        judge, item, prompt = (cast(Field, meta.get_field(name)).column for name in ("judge", "item", "prompt_sha256"))
         items = "= ANY(%s)" if self.postgres else "IN (SELECT value FROM json_each(%s))"
         self.written_sql = (
             f"SELECT 1 FROM {meta.db_table} WHERE {judge} = %s AND {prompt} = %s AND {item} {items} LIMIT 1"

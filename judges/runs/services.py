@@ -20,7 +20,7 @@ from judges.backends import get_backend
 from judges.errors import CANNOT_CANCEL, CANNOT_RESUME, CHUNK_GAVE_UP, RunStateError
 from judges.leasing import chunks_to_resend, pending_chunk_ids, restart_run, stop_run
 from judges.models import LeasedChunk, RunState
-from judges.runs.types import RunType, get_run_type, run_type_of
+from judges.runs.types import ChunkT, RunType, get_run_type, run_type_of
 
 #: Why a chunk stopped its run when its worker left no error.
 LEASE_LOST = "its worker stopped renewing the lease"
@@ -52,8 +52,8 @@ def chunk_ranges(numbers: Iterable[int], size: int) -> Iterator[tuple[int, int, 
 
 
 def run_chunks_create(
-    *, run: RunState, numbers: Iterable[int], make: Callable[[int, int, int, int], LeasedChunk]
-) -> list[LeasedChunk]:
+    *, run: RunState, numbers: Iterable[int], make: Callable[[int, int, int, int], ChunkT]
+) -> list[ChunkT]:
     """Split ``numbers`` (ascending ids or record numbers) into the run's chunks of ``run.chunk_size``;
     ``make(number, first, last, size)`` builds one chunk."""
     ranges = enumerate(chunk_ranges(numbers, run.chunk_size))

@@ -13,10 +13,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.access import project_access
-from annotation.htmx import HtmxHttpRequest
 from annotation.job_events import job_end_announced
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
+from annotation.request_types import HtmxHttpRequest
 from judges.errors import JudgeError
 from judges.models import RunState
 from judges.runs.services import run_cancel, run_resume

@@ -109,6 +109,7 @@ class StackExchangeReader(SourceReader):
         if problems:
             errors.extend(problems, line=line)
             return None
+        assert created is not None  # else _date named the problem
         top = next((by_id[i] for i in (top_ids or []) if i in by_id and i != accepted_id), None)
         thread = {
             "site": site,

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from celery import current_app
 from django.core.management.base import BaseCommand, CommandError
-from django.db import models
 
 from judges.backends import runnable_backend_names
+from judges.models import RunState
 from judges.selectors import run_progress
 
 BAD_INPUT, USAGE = 1, 2
@@ -37,7 +37,7 @@ def add_call_arguments(parser: Any) -> None:
 class RunCommand(BaseCommand):
     """A command that starts a run and may wait for it. Subclasses name the run model."""
 
-    run_model: ClassVar[type[models.Model]]
+    run_model: ClassVar[type[RunState]]
     #: What the command says when Ctrl-C stops the waiting (the run goes on in the workers).
     stopped_waiting: ClassVar[str] = "stopped waiting; run {run} goes on in the workers"
 
