@@ -29,6 +29,7 @@ from judges.generation.selectors import (
     generation_tokens,
 )
 from judges.generation.services import generation_run_start
+from judges.models import GenerationRun
 from judges.runs.views import project_run, researcher_project
 from judges.selectors import run_progress
 from judges.tasks import run_dispatch

@@ -79,8 +79,9 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
     takes = [rater for rater, _ in columns]
     # The judge's answer sits beside the raters' whenever a run has one (this page is for deciders only).
     judged = item_judge_answer(project=project, item=item)
-    judge_column = (BASELINE_COLUMN if judged.judge.is_baseline else LLM_COLUMN) if judged else None
+    judge_column = None
     if judged is not None:
+        judge_column = BASELINE_COLUMN if judged.judge.is_baseline else LLM_COLUMN
         columns.append((judge_column, judged.value))
         takes.append(TAKE_LLM)
     # "Take this answer" is a plain link: the chosen column's value pre-fills the decision form.

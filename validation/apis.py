@@ -117,6 +117,7 @@ class GoldExportApi(APIView):
             problems.append(FieldError("csv_escape", "must be true or false"))
         if problems:
             raise ValidationFailed(problems)
+        assert escape is not None  # else a problem above
         folder = Path(tempfile.mkdtemp(prefix="concord-export-"))
         path = folder / f"{project.slug}-gold-{shape}.{fmt}"
         export_gold(project=project, fmt=fmt, path=path, shape=shape, csv_escape=escape)

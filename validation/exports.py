@@ -109,6 +109,7 @@ def write_parquet(path: str | Path, records: Iterable[dict], *, batch_size: int 
                 schema = pa.schema([(name, _column_type(columns[name])) for name in names])
                 writer = pq.ParquetWriter(str(path), schema)
             arrays = [_array(columns[name], schema.field(name).type) for name in names]
+            assert writer is not None  # opened with the first batch's schema
             writer.write_batch(pa.record_batch(arrays, schema=schema))
             count += len(batch)
     finally:

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 import orjson
 from django.core.cache import cache
@@ -102,6 +103,7 @@ def item_gold(
         waiting = WAITING_FOR_RATERS.format(n=len(raters), k=required_raters)
         return Gold(None, None, raters, missing_reason=waiting if raters else NO_RATERS, waiting_for_raters=True)
     keys = [kind.decision_key(v) for v in raters.values()]  # once per value: exports call this a million times
+    value: dict | None
     if decision is not None:
         value, source = decision.value, ADJUDICATED
     elif known_answer is not None:
@@ -288,7 +290,7 @@ def _count_gold(project: Project) -> GoldSummary:
         counts["items"] += 1
         if state.gold.ready:
             counts["ready"] += 1
-            counts[state.gold.source] += 1
+            counts[cast(str, state.gold.source)] += 1  # a ready gold has its source
         if state.needs_expert:
             counts["waiting"] += 1
         if state.waiting_for_raters:

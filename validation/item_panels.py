@@ -79,7 +79,7 @@ def _judge_values(project: Project, item_ids: list[int]) -> dict[int, dict]:
     run = runs_for_project(project=project).first()
     if run is None:
         return {}
-    found: dict[int, dict] = {}
+    found: dict[int, Any] = {}
     rows = Suggestion.objects.filter(judge_id=run.judge_id, item_id__in=item_ids, status=Suggestion.Status.OK)
     for item_id, value in rows.order_by("item_id", "-updated_at", "-id").values_list("item_id", "value"):
         found.setdefault(item_id, value)

@@ -215,9 +215,9 @@ class BatchedDimension:
         """Each resample's mean of ``values`` over its ``included`` units, computed once per batch for
         equal inputs: with complete data Fleiss' per-unit agreement and the percent agreement's
         shares are the same numbers (both sum_j n_ij(n_ij - 1) / (n(n - 1))), so one gather serves both."""
-        for known_values, known_included, compute in self._means:
+        for known_values, known_included, known_compute in self._means:
             if np.array_equal(known_included, included) and np.array_equal(known_values, values, equal_nan=True):
-                return compute
+                return known_compute
         last: list[tuple[npt.NDArray[np.intp], Floats]] = []
 
         def compute(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
@@ -251,7 +251,7 @@ class BatchedDimension:
         if np.all(np.isin(p_rat[inside], (0.0, 1.0))):
             ones, units = (inside & (p_rat == 1)).astype(float), inside.astype(float)
 
-            def p_mean(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
+            def p_mean(c: Floats, indices: npt.NDArray[np.intp], /) -> Floats:
                 return _counted_mean(c @ ones, c @ units)
         else:
             p_mean = self._mean_of(self._unit_values(np.where(inside, p_rat, np.nan)), inside[self._inverse])
@@ -352,6 +352,7 @@ class BatchedDimension:
         """Per pattern, a one-hot over (mean of the others' values x reference value) cells, and the
         numbers of distinct values on each side (``estimators.correlation_coded``'s pairs)."""
         ref = self.reference
+        assert ref is not None  # asked for only with a reference rater
         values = np.full(self._codes.shape, np.nan)
         present = self._codes >= 0
         values[present] = self.full.domain.astype(float)[self._codes[present]]

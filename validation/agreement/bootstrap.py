@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -76,7 +76,9 @@ def expected_warnings() -> Iterator[None]:
         yield
 
 
-def percentile_interval(values: Sequence[float], settings: BootstrapSettings) -> ConfidenceInterval | None:
+def percentile_interval(
+    values: Sequence[float] | npt.NDArray[Any], settings: BootstrapSettings
+) -> ConfidenceInterval | None:
     """The percentile interval of bootstrap draws (``numpy.quantile``, linear), None without draws."""
     if not len(values):
         return None

@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -160,7 +160,7 @@ def _domain(present: Sequence[Value], categories: Sequence[Any]) -> npt.NDArray[
             return np.array(list(dict.fromkeys(categories)), dtype=object)
         return np.unique(np.asarray(categories, dtype=float))
     if kinds == {True}:
-        return np.array(sorted(set(present)), dtype=object)
+        return np.array(sorted(cast("set[str]", set(present))), dtype=object)
     return np.unique(np.asarray(present, dtype=float))
 
 

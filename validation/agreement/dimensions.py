@@ -139,7 +139,7 @@ def _prepare(
     n_shared = coded.n_units
     unit_rows = np.flatnonzero(present.any(axis=1))
     rater_cols = np.flatnonzero(present.any(axis=0))
-    kept = tuple(raters[j] for j in rater_cols)
+    kept = tuple(raters[int(j)] for j in rater_cols)
     full = Coded(coded.codes[np.ix_(unit_rows, rater_cols)], coded.domain, coded.level)
     full_rows = np.full(n_shared, -1, dtype=np.intp)
     full_rows[unit_rows] = np.arange(len(unit_rows))
@@ -282,8 +282,8 @@ def _resampled_values(
             return resampled
 
         for b, resampled in enumerate(resamples(one, n_shared, n_resamples, settings.seed)):
-            for name, found in resampled.items():
-                for key, statistic in found.items():
+            for name, by_key in resampled.items():
+                for key, statistic in by_key.items():
                     if statistic is not None:
                         values[(name, key)][b] = statistic
             if progress is not None and (b + 1) % 50 == 0:
@@ -348,7 +348,7 @@ def _mean_over(points: Mapping[str, Mapping[str, AgreementResult]], key: str) ->
         reason = NO_RATINGS if not results else f"undefined for {', '.join(map(str, missing))}"
         return AgreementResult(statistic=None, n_units=0, method=method, reason=reason)
     return AgreementResult(
-        statistic=float(np.mean([r.statistic for r in results])),  # type: ignore[misc]
+        statistic=float(np.mean([r.statistic for r in results])),
         n_units=max(r.n_units for r in results),
         method=method,
     )

@@ -283,7 +283,7 @@ def _one_note(notes: dict[str, str], key: str, kappa: CohenKappa) -> None:
     reasons = {getattr(kappa, w).reason for w in WEIGHTINGS}
     if len(reasons) == 1 and None not in reasons:
         # One data problem behind all three: say it once.
-        notes[key] = reasons.pop()  # type: ignore[assignment]
+        notes[key] = reasons.pop()
 
 
 def _n_json(result: AgreementResult | None) -> int | None:

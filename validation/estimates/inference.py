@@ -232,7 +232,10 @@ def prediction_powered_difference(a: GroupArrays, b: GroupArrays, *, alpha: floa
         )
     z = float(norm.ppf(1 - alpha / 2))
     (_, se_a), (_, se_b) = _ci_and_se(*first.ci, z), _ci_and_se(*second.ci, z)
-    estimate = first.estimate - second.estimate  # type: ignore[operator]
+    # A mean with an interval has its estimate and lambda.
+    assert first.estimate is not None and second.estimate is not None
+    assert first.lam is not None and second.lam is not None
+    estimate = first.estimate - second.estimate
     low, high = _zconfint_generic(estimate, math.hypot(se_a, se_b), alpha, "two-sided")
     classical = []
     for group in (a, b):
@@ -246,7 +249,7 @@ def prediction_powered_difference(a: GroupArrays, b: GroupArrays, *, alpha: floa
     return PoweredDifference(
         estimate=float(estimate),
         ci=ci,
-        lam=(first.lam, second.lam),  # type: ignore[arg-type]
+        lam=(first.lam, second.lam),
         effective_n=effective,
         n_labeled=n,
         n_unlabeled=big_n,

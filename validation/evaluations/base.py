@@ -95,7 +95,7 @@ def evaluated_runs(project: Project, run_ids: tuple[int, ...]) -> list[Evaluated
         found.append(
             EvaluatedRun(
                 run_id=run_id,
-                label=info.label,  # type: ignore[union-attr]
+                label=info.label,
                 prompt_name=run.judge.prompt_name,
                 prompt_key=run.judge.prompt_key,
                 seed=run.judge.seed,

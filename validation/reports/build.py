@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from django.core.exceptions import ImproperlyConfigured
@@ -132,6 +132,12 @@ class Report:
         return next(t for t in self.tables if t.key == key)
 
 
+@overload
+def judge_info(project: Project, run_id: int) -> JudgeInfo: ...
+@overload
+def judge_info(project: Project, run_id: None) -> None: ...
+@overload
+def judge_info(project: Project, run_id: int | None) -> JudgeInfo | None: ...
 def judge_info(project: Project, run_id: int | None) -> JudgeInfo | None:
     """The run as a report names it; UnknownJudgeRun unless it is a run of this project's kind."""
     if run_id is None:

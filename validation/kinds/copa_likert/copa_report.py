@@ -175,7 +175,7 @@ def _run_evaluator(run: EvaluatedRun, pairs: PairSet) -> _Evaluator:
     values = dict(suggestion_values(run_id=run.run_id))
     prompt = get_prompt(run.prompt_key) if run.is_baseline else None
     if isinstance(prompt, CopaOverlap):
-        raw = {}
+        raw: dict[int, tuple[float, ...]] = {}
         for item_id in values:
             if item_id in pairs.payloads:
                 try:
@@ -189,7 +189,7 @@ def _run_evaluator(run: EvaluatedRun, pairs: PairSet) -> _Evaluator:
 
 def _people_evaluator(project: Project, pairs: PairSet) -> _Evaluator:
     wanted = set(pairs.responses)
-    values = {
+    values: dict[int, Any] = {  # a ready gold has its value
         state.item.pk: state.gold.value
         for state in project_items_state(project=project, with_reasons=False)
         if state.gold.ready and state.item.pk in wanted

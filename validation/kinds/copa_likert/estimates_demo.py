@@ -51,7 +51,7 @@ class DemoEstimates:
 
 def _records() -> list[Record]:
     base = [json.loads(line) for line in (FIXTURES_DIR / "copa_likert.jsonl").read_text().splitlines() if line]
-    records = []
+    records: list[Record] = []
     for copy in range(COPIES):
         for item in base:
             if item.get("gold") is not None:

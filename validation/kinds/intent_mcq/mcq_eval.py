@@ -203,7 +203,8 @@ def estimated_human_f1(counts: Mapping[str, int], scores: Mapping[str, float | N
         the estimate covers.
     """
     method = "source datasets' reported human scores weighted by instance count (IntentGrasp App. A.2)"
-    weighted = total = 0
+    weighted: float = 0
+    total = 0
     for dataset, n in counts.items():
         if n < 0:
             raise ValueError(f"{dataset}: instance count {n} is negative")

@@ -68,7 +68,7 @@ def failed_by_every_run(
     if scores.ndim != 2 or seen.shape != scores.shape:
         raise ValueError(SHAPES_DIFFER)
     wrong = np.isnan(scores) | (scores < 1)
-    everywhere = seen.all(axis=0)
+    everywhere = np.asarray(seen.all(axis=0))
     return everywhere & (wrong & seen).all(axis=0), ~everywhere
 
 

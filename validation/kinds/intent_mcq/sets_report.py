@@ -116,7 +116,7 @@ def gem_set_evaluation(*, project: Project, parameters: GemSetParameters) -> Eva
     all_counts = Counter(domains)
     failed_counts = Counter(domains[i] for i in candidates)
     kept_counts = Counter(domains[i] for i in kept)
-    per_domain = [
+    per_domain: list[dict[str, Any]] = [
         {
             "domain": domain,
             "instances": all_counts[domain],

@@ -20,12 +20,13 @@ in full and is ours:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
-from validation.agreement import AgreementResult, BootstrapSettings
+from validation.agreement import AgreementResult, BootstrapSettings, ConfidenceInterval
 from validation.agreement.bootstrap import bootstrap_iv, percentile_interval, resamples
 
 __all__ = [
@@ -128,10 +129,13 @@ def macro_scores(
     bootstrap_iv(bootstrap, seed, confidence_level)
     n = len(scores)
     if not n:
-        empty = {m: AgreementResult(statistic=None, n_units=0, method=METHODS[m], reason=NO_ITEMS) for m in MEASURES}
+        empty: dict[str, Any] = {
+            m: AgreementResult(statistic=None, n_units=0, method=METHODS[m], reason=NO_ITEMS) for m in MEASURES
+        }
         return MacroScores(**empty, n_items=0)
     columns = np.array([[getattr(s, m) for m in MEASURES] for s in scores], dtype=float)
-    settings, intervals = None, [None] * len(MEASURES)
+    settings: BootstrapSettings | None = None
+    intervals: list[ConfidenceInterval | None] = [None] * len(MEASURES)
     if bootstrap:
         settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
         draws = np.array(list(resamples(lambda rows: columns[rows].mean(axis=0), n, bootstrap, seed)))

@@ -150,6 +150,7 @@ def gold_core_intents(*, project: Project) -> dict[str, GoldItem]:
         if not state.gold.ready:
             found[item.external_id] = GoldItem(item.external_id, item.payload["question"], (), NO_GOLD)
             continue
+        assert state.gold.value is not None  # a ready gold has its value
         intents = state.gold.value["intents"]
         core = tuple(j["intent"] for j in intents if j["expressed"] and j["core"])
         found[item.external_id] = GoldItem(

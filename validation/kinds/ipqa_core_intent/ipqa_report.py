@@ -211,7 +211,7 @@ def ipqa_evaluation(*, project: Project, parameters: IpqaEvalParameters) -> Eval
     for external_id, predicted in predictions.items():
         entry = gold.get(external_id)
         reason = NOT_IN_PROJECT if entry is None else entry.missing
-        if reason is None:
+        if reason is None and entry is not None:
             ids = [[pair_external_id(external_id, p, g) for g in entry.core_intents] for p in predicted]
             flat = [pair for row in ids for pair in row]
             if any(pair in failed for pair in flat):
@@ -223,6 +223,7 @@ def ipqa_evaluation(*, project: Project, parameters: IpqaEvalParameters) -> Eval
                 counts[COUNT_KEYS[reason]] += 1
             left_out.append({"external_id": external_id, "reason": reason})
             continue
+        assert entry is not None  # else the reason is NOT_IN_PROJECT
         matrix = np.array([[decided[pair] for pair in row] for row in ids], dtype=bool).reshape(
             len(predicted), len(entry.core_intents)
         )
@@ -241,7 +242,7 @@ def ipqa_evaluation(*, project: Project, parameters: IpqaEvalParameters) -> Eval
         "match_project": match_project.slug,
         "run": {
             "run": run.pk,
-            "label": info.label,  # type: ignore[union-attr]
+            "label": info.label,
             "prompt": run.judge.prompt_key,
             "is_baseline": run.judge.is_baseline,
         },
@@ -296,8 +297,8 @@ def ipqa_evaluation(*, project: Project, parameters: IpqaEvalParameters) -> Eval
         library_versions=current_versions(),
         result=result,
         tables=(
-            _table(macro, counts, f"the {noun} {info.label}", interval),  # type: ignore[union-attr]
+            _table(macro, counts, f"the {noun} {info.label}", interval),
             _complexity_table(by_complexity, interval),
         ),
-        judge_label=info.label,  # type: ignore[union-attr]
+        judge_label=info.label,
     )
