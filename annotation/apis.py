@@ -85,8 +85,8 @@ class ProjectListApi(APIView):
     def get(self, request):
         paginator = _paginator()
         projects = [row.project for row in projects_for_user(user=request.user)]
-        # The stubs take only a queryset; the limit-offset paginator slices any sequence.
-        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]
+        # The limit-offset paginator slices any sequence; the stubs take only a queryset.
+        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]  # a list
         return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -118,7 +119,7 @@ def _after_decision(request: HttpRequest, project: Project, item: Item) -> HttpR
 
 
 @login_required
-def gold_download(request: HttpRequest, slug: str) -> HttpResponse:
+def gold_download(request: HttpRequest, slug: str) -> HttpResponseBase:
     project = _expert_project(request, slug)
     fmt, shape = request.GET.get("format", "jsonl"), request.GET.get("shape", "concord")
     if fmt not in FORMATS or shape not in SHAPES:

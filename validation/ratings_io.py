@@ -12,7 +12,7 @@ import csv
 import math
 import os
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TextIO, cast
 
 from annotation.errors import ErrorCollector, FieldError, ValidationFailed
 from annotation.importing import csv_rows
@@ -46,7 +46,7 @@ class RatingsFileInvalid(ValidationFailed):
 def _read_ratings_iv(level: object) -> Level:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
-    return level  # type: ignore[return-value]
+    return cast(Level, level)  # one of LEVELS
 
 
 def read_ratings(source: str | os.PathLike[str] | TextIO, *, level: Level, cap: int = 50) -> dict[str, list[Rating]]:

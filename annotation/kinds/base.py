@@ -23,7 +23,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import jsonschema_rs
 import numpy as np
@@ -158,7 +158,7 @@ class RatingDimension:
     """
 
     name: str
-    level: str
+    level: Literal["nominal", "ordinal", "interval"]
     label: str = ""
     categories: tuple[Any, ...] = ()
     category_labels: tuple[str, ...] = ()

@@ -25,7 +25,7 @@ class BaselineBackend(JudgeBackend):
         requests: list[JudgeRequest],
         *,
         judge: Judge,
-        prompt: BaselinePrompt,
+        prompt: BaselinePrompt,  # type: ignore[override]  # baseline backends run only baseline prompts
         options: CallOptions,
         stop: threading.Event,
     ) -> list[Outcome]:

@@ -10,6 +10,7 @@ target kind's payload rules: an answer that would make an invalid item is refuse
 from __future__ import annotations
 
 import hashlib
+from typing import cast
 
 from annotation.kinds import get_kind
 from judges.errors import JudgeOutputInvalid
@@ -36,7 +37,7 @@ class StepPrompt:
         self.options = options
         self.is_baseline = baseline
         key = step.prompt_name if version is None else f"{step.prompt_name}.v{version}"
-        self.template: TemplatePrompt = get_prompt(key)  # type: ignore[assignment]
+        self.template = cast(TemplatePrompt, get_prompt(key))  # a step's prompt is a template prompt
         self.kind = get_kind(step.kind)
         if baseline:
             self.name, self.version = f"{step.name}_baseline", step.baseline_version

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -174,7 +175,7 @@ class BatchedDimension:
             out[FLEISS_KAPPA] = self._fleiss()
         if KRIPPENDORFF_ALPHA in keys and self._alpha_is_exact():
             out[KRIPPENDORFF_ALPHA] = self._alpha()
-        for weighting in WEIGHTINGS:
+        for weighting in cast("tuple[Weighting, ...]", WEIGHTINGS):
             if weighting != "unweighted" and self.level == "nominal":
                 continue  # undefined on the full data, so never asked for
             if cohen_key(weighting) in keys:

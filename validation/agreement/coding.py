@@ -258,4 +258,4 @@ def table_from_records(records: Iterable[Rating | tuple[Hashable, Hashable, Valu
 def level_iv(level: object) -> Level:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
-    return level  # type: ignore[return-value]
+    return cast(Level, level)  # one of LEVELS

@@ -6,6 +6,8 @@ They check their arguments, code the ratings and call the estimator of ``validat
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import numpy.typing as npt
 
@@ -76,7 +78,7 @@ def _cohen_kappa_iv(ratings: npt.ArrayLike, weights: object, level: object) -> t
     coded = coded_from_array(ratings, level)
     if coded.codes.shape[1] != 2:
         raise ValueError(f"Cohen's kappa needs exactly 2 raters (columns); got {coded.codes.shape[1]}")
-    return coded, weights  # type: ignore[return-value]
+    return coded, cast(Weighting, weights)  # one of WEIGHTINGS
 
 
 def cohen_kappa(

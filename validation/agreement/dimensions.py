@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -210,8 +210,9 @@ def _assemble(prepared: _Prepared, results: Mapping[str, AgreementResult], setti
         krippendorff_alpha=results[KRIPPENDORFF_ALPHA],
         reference=prepared.reference_label,
         reference_in_coefficients=prepared.reference_in_coefficients,
-        spearman=results.get("spearman"),  # type: ignore[arg-type]
-        kendall=results.get("kendall"),  # type: ignore[arg-type]
+        # The correlations are stored as CorrelationResult (``_estimate_all``).
+        spearman=cast("CorrelationResult | None", results.get("spearman")),
+        kendall=cast("CorrelationResult | None", results.get("kendall")),
         majority_vs_reference=majority,
         bootstrap=settings,
         raters=coefficient_raters,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -297,7 +297,7 @@ def _exposure_prepare(
         n_units=human.shape[0],
         k=k,
         coded=coded,
-        weighting=weighting,  # type: ignore[arg-type]
+        weighting=cast(Weighting, weighting),  # one of WEIGHTINGS
         units=units,
         cell=cell,
         n_pairs=n_pairs,
@@ -326,6 +326,7 @@ def exposure_comparisons(
         intervals = {}
         if name in draws:
             drawn = {key: v[~np.isnan(v)] for key, v in draws[name].items() if point[key] is not None}
+            assert settings is not None  # draws are made only with settings
             intervals = {key: (percentile_interval(v, settings), len(v)) for key, v in drawn.items()}
         out[name] = _exposure_result(prepared, point, reasons, intervals, settings if name in draws else None)
     return out

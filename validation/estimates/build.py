@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +161,7 @@ def _human_values(project: Project, parameters: EstimateParameters, position: di
     sums = {name: np.zeros(size) for name in names}
     counts = {name: np.zeros(size) for name in names}
     payloads: dict[int, dict] = {}
+    rows: Iterable[tuple[int, Any]]
     if parameters.truth == "gold":
         rows = (
             (state.item.pk, state.gold.value)
@@ -401,7 +403,7 @@ def _cell(part: dict[str, Any], *, interval: bool = True) -> Cell:
     if part.get("estimate") is None:
         return Cell(note=part.get("reason"))
     ci = tuple(part["ci"]) if interval and part.get("ci") else None
-    return Cell(value=part["estimate"], ci=ci)  # type: ignore[arg-type]
+    return Cell(value=part["estimate"], ci=ci)
 
 
 def _lambda_cell(powered: dict[str, Any]) -> Cell:

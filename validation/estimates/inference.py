@@ -239,10 +239,10 @@ def prediction_powered_difference(a: GroupArrays, b: GroupArrays, *, alpha: floa
     low, high = _zconfint_generic(estimate, math.hypot(se_a, se_b), alpha, "two-sided")
     classical = []
     for group in (a, b):
-        bounds = ppi_py.ppi_mean_ci(
+        low_bound, high_bound = ppi_py.ppi_mean_ci(
             group.y, group.yhat, group.yhat_unlabeled, alpha=alpha, lam=0, w=group.w, w_unlabeled=group.w_unlabeled
         )
-        classical.append(_ci_and_se(*bounds, z)[1])
+        classical.append(_ci_and_se(low_bound, high_bound, z)[1])
     ci = (float(low), float(high))
     classical_half = z * math.hypot(*classical)
     effective = _effective_n(n, (-classical_half, classical_half), ci)

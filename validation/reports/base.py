@@ -32,6 +32,7 @@ from validation.agreement import (
 from validation.agreement.measures import (
     FLEISS_KAPPA,
     KRIPPENDORFF_ALPHA,
+    Weighting,
     cohen_key,
     majority_kappa_key,
 )
@@ -139,7 +140,7 @@ class ReportContext:
         return interval_label(self.parameters)
 
     # -- derived statistics, computed once per report ----------------------------------------------
-    def weighting(self, name: str) -> str:
+    def weighting(self, name: str) -> Weighting:
         """The kappa weighting shown for a dimension: the report's weights when ordered, else none."""
         return "unweighted" if self.dimension(name).level == "nominal" else self.parameters.weights
 
@@ -169,7 +170,7 @@ class ReportContext:
                 reference = len(raters) - 1
             self._cache[key] = confusion_matrix(
                 self.ratings.matrix(name, raters),
-                level=dimension.level,  # type: ignore[arg-type]
+                level=dimension.level,
                 reference=reference,
                 categories=dimension.categories,
                 raters=[self.judge.noun if self.judge and r == self.judge.rater else r for r in raters],
@@ -190,12 +191,14 @@ class ReportContext:
             visible = self.ratings.visibility(dimension.name, self.human_raters)
             if not ((visible == SHOWN) | (visible == HIDDEN)).any():
                 continue
+            judged = self.judge_column(dimension.name)
+            assert judged is not None  # asked for only with a judge (``exposure``)
             inputs[dimension.name] = exposure_input(
                 self.humans(dimension.name),
-                self.judge_column(dimension.name),  # type: ignore[arg-type]
+                judged,
                 visible,
-                level=dimension.level,  # type: ignore[arg-type]
-                weighting=self.weighting(dimension.name),  # type: ignore[arg-type]
+                level=dimension.level,
+                weighting=self.weighting(dimension.name),
                 categories=dimension.categories,
             )
         return exposure_comparisons(

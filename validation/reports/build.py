@@ -180,7 +180,7 @@ def report_agreement(
     raters = [*humans, *([judge.rater] if judge else [])]
     agreement = joint_agreement(
         {
-            d.name: DimensionInput(ratings=ratings.matrix(d.name, raters), level=d.level, categories=d.categories)  # type: ignore[arg-type]
+            d.name: DimensionInput(ratings=ratings.matrix(d.name, raters), level=d.level, categories=d.categories)
             for d in kind.rating_dimensions
         },
         raters=raters,
@@ -247,7 +247,7 @@ def load_drafts(source: ReportSource) -> LoadedInput:
         .iterator(chunk_size=5000)
     )
     for judge_id, item_id, value in suggestions:
-        text = kind.draft_text(value)
+        text = kind.draft_text(value) if value is not None else None
         if text is not None:
             drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
     finals = tuple(
@@ -315,7 +315,7 @@ def blinding_notes(project: Project, sources: Sequence[str] | None) -> tuple[str
     log = sorted(project.reveal_log, key=lambda entry: entry["at"])
     if not any(entry["fields"] for entry in log):
         return ()
-    spans: dict[str, list[list[datetime | None]]] = defaultdict(list)
+    spans: dict[str, list[list[Any]]] = defaultdict(list)  # [start, end or None]
     for index, entry in enumerate(log):
         start = datetime.fromisoformat(entry["at"])
         end = datetime.fromisoformat(log[index + 1]["at"]) if index + 1 < len(log) else None

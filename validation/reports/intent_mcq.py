@@ -7,6 +7,8 @@ shown on the same footing (failed items are missing, not scored 0).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from validation.agreement import AgreementResult, mean_rating, random_guess_f1
@@ -30,18 +32,18 @@ class IntentMcqReport(ReportBuilder):
         sizes = ctx.inputs[ANSWER_KEYS]
         return random_guess_f1([v for _, v, _ in sizes], [u for _, _, u in sizes])
 
-    def _scores(self, ctx: ReportContext) -> list[tuple[str, object, int]]:
+    def _scores(self, ctx: ReportContext) -> list[tuple[str, AgreementResult, int]]:
         return ctx.cached("mcq-scores", lambda: self._compute_scores(ctx))
 
-    def _compute_scores(self, ctx: ReportContext) -> list[tuple[str, object, int]]:
+    def _compute_scores(self, ctx: ReportContext) -> list[tuple[str, AgreementResult, int]]:
         parameters = ctx.parameters
-        options = {
+        options: dict[str, Any] = {
             "bootstrap": parameters.bootstrap,
             "seed": parameters.seed,
             "confidence_level": parameters.confidence_level,
         }
         humans = ctx.numeric_humans(F1)
-        rows: list[tuple[str, object, int]] = [
+        rows: list[tuple[str, AgreementResult, int]] = [
             (
                 "People (mean over answers)",
                 ctx.mean(F1, method="mean F1 of people's answers against the key"),
@@ -50,8 +52,10 @@ class IntentMcqReport(ReportBuilder):
             ("Random guess (expected)", self._baseline(ctx), 0),
         ]
         if ctx.judge is not None:
-            column = ctx.judge_column(F1).astype(float)[:, None]  # type: ignore[union-attr]
-            answered = ~np.isnan(humans).all(axis=1)
+            judged = ctx.judge_column(F1)
+            assert judged is not None  # the report has a judge
+            column = judged.astype(float)[:, None]
+            answered = np.asarray(~np.isnan(humans).all(axis=1))
             rows.append(
                 (
                     f"{ctx.judge.noun} ({ctx.judge.label}), same instances",
@@ -73,7 +77,7 @@ class IntentMcqReport(ReportBuilder):
             # A rule sets the per-annotator rows off from the headline rows.
             first_annotator = label.startswith("annotator") and not ruled
             ruled = ruled or first_annotator
-            cells = (Cell.of(result, format="percent"), Cell.count(result.n_units), Cell.count(raters))  # type: ignore[arg-type]
+            cells = (Cell.of(result, format="percent"), Cell.count(result.n_units), Cell.count(raters))
             rows.append(Row(label, cells, rule_above=first_annotator))
         caption = (
             "F1 of the chosen options against the key, per instance, averaged; the random-guess baseline picks "
@@ -103,9 +107,9 @@ class IntentMcqReport(ReportBuilder):
                     "series": [
                         {
                             "name": "F1",
-                            "values": [r.statistic for r in results],  # type: ignore[attr-defined]
-                            "low": [r.confidence_interval.low if r.confidence_interval else None for r in results],  # type: ignore[attr-defined]
-                            "high": [r.confidence_interval.high if r.confidence_interval else None for r in results],  # type: ignore[attr-defined]
+                            "values": [r.statistic for r in results],
+                            "low": [r.confidence_interval.low if r.confidence_interval else None for r in results],
+                            "high": [r.confidence_interval.high if r.confidence_interval else None for r in results],
                         }
                     ],
                 },

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from validation.drafts import DraftAcceptance, draft_acceptance
 from validation.ratings import HIDDEN, SHOWN
@@ -26,6 +27,7 @@ from validation.reports.base import (
     judge_kappa_key,
 )
 from validation.reports.build import DraftInputs
+from validation.reports.tables import CellFormat
 
 REVIEW = "review_verdict"
 NO_REVIEWS = "No reviews yet: agreement on statements appears once experts accept or revise them."
@@ -50,7 +52,7 @@ def draft_groups(ctx: ReportContext) -> list[DraftGroup]:
 def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
     inputs: DraftInputs = ctx.inputs[DRAFTS]
     parameters = ctx.parameters
-    options = {
+    options: dict[str, Any] = {
         "light_edit": parameters.light_edit,
         "bootstrap": parameters.bootstrap,
         "seed": parameters.seed,
@@ -84,8 +86,8 @@ def _draft_groups(ctx: ReportContext) -> list[DraftGroup]:
 
 
 def _acceptance_cells(acceptance: DraftAcceptance) -> tuple[Cell, ...]:
-    def number(value: float | None, fmt: str = "number") -> Cell:
-        return Cell(value=value, format=fmt) if value is not None else Cell(note="no pairs")  # type: ignore[arg-type]
+    def number(value: float | None, fmt: CellFormat = "number") -> Cell:
+        return Cell(value=value, format=fmt) if value is not None else Cell(note="no pairs")
 
     return (
         Cell.count(acceptance.n_pairs),
@@ -133,7 +135,7 @@ class LabelContextualizationReport(ReportBuilder):
         if not len(ctx.ratings.dimensions[REVIEW]):
             # Statements written, none reviewed: a table of empty cells would say less than this.
             review = dataclasses.replace(review, caption=NO_REVIEWS, rows=())
-        rows = []
+        rows: list[Row] = []
         for group in draft_groups(ctx):
             rows.append(
                 Row(f"{group.label}, {group.prompt}", _acceptance_cells(group.acceptance), rule_above=bool(rows))

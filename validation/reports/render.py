@@ -46,7 +46,7 @@ def format_cell(cell: Cell, *, latex: bool = False, dash: str = "—", digits: i
     if cell.format == "text":
         return latex_escape(str(cell.value)) if latex else str(cell.value)
     if cell.format == "count":
-        return str(int(cell.value))  # type: ignore[arg-type]
+        return str(int(cell.value))
     percent = r"\%" if latex else "%"
 
     def number(value: float) -> str:
@@ -54,7 +54,7 @@ def format_cell(cell: Cell, *, latex: bool = False, dash: str = "—", digits: i
             return f"{100 * value:.1f}{percent}"
         return f"{value:.{digits}f}"
 
-    text = number(float(cell.value))  # type: ignore[arg-type]
+    text = number(float(cell.value))
     if cell.ci is not None:
         text += f" [{number(cell.ci[0])}, {number(cell.ci[1])}]"
     return text.replace("-", "$-$") if latex and "-" in text else text
@@ -229,9 +229,9 @@ def _dimension_n_lines(results: Mapping[str, DimensionAgreement], columns: list[
     lines = []
     for name, d in results.items():
         measures = d.measures()
-        results = [(m.short, measures.get(m.key)) for m in columns]
+        shown = [(m.short, measures.get(m.key)) for m in columns]
         by_n = _columns_by_n(
-            (short, r.n_units if r is not None and r.statistic is not None else None) for short, r in results
+            (short, r.n_units if r is not None and r.statistic is not None else None) for short, r in shown
         )
         if by_n:
             lines.append(f"{name}: " + ", ".join(f"{' / '.join(shorts)} n = {n}" for n, shorts in sorted(by_n.items())))

@@ -93,8 +93,9 @@ class Cell:
             return cls(format=format, note=missing or None)
         if result.statistic is None:
             return cls(format=format, note=result.reason or missing or None)
-        ci = None if result.confidence_interval is None else tuple(result.confidence_interval)
-        return cls(value=result.statistic, ci=ci, format=format, n=result.n_units)  # type: ignore[arg-type]
+        interval = result.confidence_interval
+        ci = None if interval is None else (interval.low, interval.high)
+        return cls(value=result.statistic, ci=ci, format=format, n=result.n_units)
 
     @classmethod
     def text(cls, value: str) -> Cell:

@@ -40,7 +40,7 @@ class LabelStatement(Step):
         if not isinstance(draft, dict):
             return None
         # The statement prompt's answer needs no request to become a value (it shuffles nothing).
-        return get_prompt(self.prompt_name).to_value(draft, None)  # type: ignore[arg-type]
+        return get_prompt(self.prompt_name).to_value(draft, None)  # type: ignore[arg-type]  # no request needed
 
     def baseline(self, data: dict, options: dict[str, str]) -> dict:
         """The label's own words as a statement, "To <label words>." (as the judge baseline drafts it)."""

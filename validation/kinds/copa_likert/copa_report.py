@@ -221,7 +221,7 @@ def _preferences(
     width = len(CODES) if evaluator.normalised else 1
     accepted = _side(evaluator, [p.accepted for p in pairs], width)
     top = _side(evaluator, [p.top for p in pairs], width)
-    options = {
+    options: dict[str, Any] = {
         "bootstrap": parameters.bootstrap,
         "seed": parameters.seed,
         "confidence_level": parameters.confidence_level,
