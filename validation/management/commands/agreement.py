@@ -13,11 +13,13 @@ to stdout; errors to stderr.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
+from validation.agreement import DimensionAgreement
 from validation.management.commands._shared import (
     FORMATS,
     add_snapshot_arguments,
@@ -99,7 +101,7 @@ class Command(BaseCommand):
         if fmt == "json":
             self._write(json_text({"dimensions": {name: r.to_json_dict() for name, r in results.items()}}))
         else:
-            renderers = {
+            renderers: dict[str, Callable[[Mapping[str, DimensionAgreement]], str]] = {
                 "md": render_dimensions_markdown,
                 "latex": render_dimensions_latex,
                 "csv": render_dimensions_csv,

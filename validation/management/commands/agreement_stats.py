@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from validation.agreement import LEVELS, dimension_agreement
+from validation.agreement import LEVELS, DimensionAgreement, dimension_agreement
 from validation.management.commands._shared import FORMATS, non_negative_int
 from validation.ratings_io import RatingsFileInvalid, read_ratings
 from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
@@ -61,7 +62,7 @@ class Command(BaseCommand):
             # allow_nan=False: a NaN reaching the output is a bug, never a number.
             text = json.dumps(payload, indent=2, allow_nan=False)
         else:
-            renderers = {
+            renderers: dict[str, Callable[[Mapping[str, DimensionAgreement]], str]] = {
                 "md": render_dimensions_markdown,
                 "latex": render_dimensions_latex,
                 "csv": render_dimensions_csv,
