@@ -33,11 +33,13 @@ run: install
 test: install
 	$(BIN)/python -m pytest
 
-# lint-imports checks the layer contracts of pyproject.toml ([tool.importlinter]).
+# lint-imports checks the layer contracts of pyproject.toml ([tool.importlinter]); mypy the type hints
+# ([tool.mypy]; its cache in .mypy_cache makes a second run take seconds).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .

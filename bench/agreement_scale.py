@@ -132,7 +132,7 @@ def child(resamples: int) -> dict:
         {
             dimension.name: DimensionInput(
                 ratings=ratings.matrix(dimension.name),
-                level=dimension.level,  # type: ignore[arg-type]
+                level=dimension.level,
                 categories=dimension.categories,
             )
         },

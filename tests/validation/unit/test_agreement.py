@@ -546,7 +546,7 @@ class BootstrapTests:
     def test_results_are_frozen(self):
         result = dimension_agreement(self.records, level="nominal")
         with pytest.raises(dataclasses.FrozenInstanceError):
-            result.n_units = 3  # type: ignore[misc]
+            result.n_units = 3  # type: ignore[misc]  # the write the test expects refused
 
 
 class InputValidationTests:
@@ -582,7 +582,7 @@ class InputValidationTests:
 
     def test_malformed_record(self):
         with pytest.raises(ValueError, match=r"expected \(unit, rater, value\)"):
-            dimension_agreement([("u1", "a")], level="nominal")  # type: ignore[list-item]
+            dimension_agreement([("u1", "a")], level="nominal")  # type: ignore[list-item]  # malformed on purpose
 
     def test_ratings_array_must_be_two_dimensional(self):
         with pytest.raises(ValueError, match="must be 2-D"):

@@ -248,4 +248,4 @@ class ReadRatingsTests:
 
     def test_unknown_level(self):
         with pytest.raises(ValueError, match="level must be one of"):
-            read_ratings(io.StringIO(""), level="ratio")  # type: ignore[arg-type]
+            read_ratings(io.StringIO(""), level="ratio")  # type: ignore[arg-type]  # a bad level on purpose
