@@ -86,7 +86,7 @@ class ProjectListApi(APIView):
         paginator = _paginator()
         projects = [row.project for row in projects_for_user(user=request.user)]
         # The limit-offset paginator slices any sequence; the stubs take only a queryset.
-        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]  # a list
+        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]  # it slices lists too
         return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})

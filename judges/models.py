@@ -132,7 +132,7 @@ class RunState(models.Model):
 
     if TYPE_CHECKING:
         # What every concrete run model has: the default manager and its chunks (``LeasedChunk.run``).
-        # Typed loosely: lookups through ``chunks`` name the subclass's fields, unknown to the abstract model.
+        # The manager is typed loosely: lookups name the subclass's fields (``judge``, ``step``).
         objects: ClassVar[models.Manager[Any]]
         chunks: RelatedManager[LeasedChunk]
 

@@ -50,7 +50,8 @@ class RunType(Generic[RunT, ChunkT, PromptT]):
     """Base of a run type. Subclasses set the class attributes and implement the methods that raise.
 
     The text attributes name the run for people: ``label`` starts the lifecycle messages ("run 4 is
-    completed; …", "generation run 4 is …"), ``unit`` names what the progress counts.
+    completed; …", "generation run 4 is …"), ``unit`` names what the progress counts. A subclass names
+    its run model, chunk model and prompt type as the parameters (``RunType[JudgeRun, JudgeChunk, Prompt]``).
     """
 
     name: ClassVar[str]
