@@ -428,17 +428,24 @@ def export_gold(
     return count
 
 
-NOT_A_LABEL_PROJECT = "{slug} is a {kind} project; MCQ instances are built from a label_contextualization project"
+NOT_A_LABEL_PROJECT = (
+    "{slug} is a {kind} project, whose gold holds no statements; MCQ instances are built from a project of "
+    "approved label statements"
+)
 
 
 def label_statements(*, project: Project) -> list[LabelStatement]:
     """The approved statement of every label whose gold is a statement (labels that cannot be
     contextualized, or still wait for a decision, are left out)."""
-    if not hasattr(project.task_kind, "statement_of"):
-        raise ValueError(NOT_A_LABEL_PROJECT.format(slug=project.slug, kind=project.kind))
+    kind = project.task_kind
+    try:
+        # Asked of the kind's own example, so a project of another kind is refused before any gold exists.
+        kind.statement_of(kind.example_value())
+    except NotImplementedError:
+        raise ValueError(NOT_A_LABEL_PROJECT.format(slug=project.slug, kind=project.kind)) from None
     found = []
     for state in project_items_state(project=project, with_reasons=False):
-        statement = project.task_kind.statement_of(state.gold.value) if state.gold.ready else None
+        statement = kind.statement_of(state.gold.value) if state.gold.ready else None
         if statement:
             payload = state.item.payload
             found.append(

@@ -200,11 +200,13 @@ class CopaLikert(TaskKind):
             return f"{FACTORS[path[1]][0]} ({path[1]})" if len(path) > 1 and path[1] in FACTORS else ""
         return super().field_label(path)
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         scores = without_none({code: form_int(data.get(code)) for code in FACTORS})
         return without_none({"scores": scores, "comment": data.get("comment") or None})
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         chosen = (value or {}).get("scores", {})
         rows = [
             {
