@@ -17,6 +17,7 @@ or an item plus a suffix when one value rates several things (IPQA rates each ca
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -278,13 +279,17 @@ class TaskKind:
         ``annotation/kinds/<name>/form.html``, found by name (the folder is a template directory)."""
         return f"{self.name}/form.html"
 
+    @property
+    def folder(self) -> Path:
+        """The kind's folder: where the module defining its class lives (``annotation/kinds/<name>/``
+        for the kinds of this repository), as prompts find their template files beside their module."""
+        return Path(inspect.getfile(type(self))).resolve().parent
+
     @cached_property
     def form_script(self) -> str:
         """The static path of the form's script (keys, live checks), ``kinds/<name>/form.js``; ""
         when the kind's folder has none. Pages load it after ``concord/workspace.js``."""
-        return (
-            f"{KIND_SCRIPT_PREFIX}/{self.name}/{KIND_SCRIPT}" if (KINDS_DIR / self.name / KIND_SCRIPT).is_file() else ""
-        )
+        return f"{KIND_SCRIPT_PREFIX}/{self.name}/{KIND_SCRIPT}" if (self.folder / KIND_SCRIPT).is_file() else ""
 
     # -- validation ---------------------------------------------------------------------------
     # A compiled validator answers "valid?" in about a microsecond (imports check every line of a
