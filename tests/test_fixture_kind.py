@@ -30,6 +30,7 @@ from tests.judges.generation.conftest import run_now, write_threads
 from tests.support.fake_server import FakeLLMServer, Reply
 from tests.support.kind_mount import mounted_kind
 from validation.evaluations.registry import evaluation_named, evaluations_for
+from validation.goldset import project_items_state
 from validation.reports import build_report, report_builder
 from validation.reports.base import ReportParameters
 
@@ -124,6 +125,11 @@ class FixtureKindTests:
         firsts = {(a.item.external_id, a.rater): a.value["shown_first"] for a in stored}
         assert any(len({firsts[(item, rater)] for rater in ANNOTATORS}) == 2 for item in shown["ann1"])
         assert all(len({firsts[(item, rater)] for item in shown[rater]}) == 2 for rater in ANNOTATORS)
+
+        # Gold is the majority's judgement, not how it was shown to the rater it came from.
+        gold = [state.gold.value for state in project_items_state(project=project, with_reasons=False)]
+        assert len(gold) == ITEMS and all(value is None or set(value) == {"preferred"} for value in gold)
+        assert any(value is not None for value in gold)
 
         # -- its report --------------------------------------------------------------------------
         assert type(report_builder(kind)).__name__ == "PairwisePreferenceReport"

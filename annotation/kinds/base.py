@@ -442,7 +442,8 @@ class TaskKind:
     #: Value fields that carry free text: they never make two judgements disagree.
     free_text_fields: ClassVar[tuple[str, ...]] = ("comment", "note")
     #: Value fields that record how the item was shown to the rater (``presentation``: an order of
-    #: options or responses), not what they judged: they never make two judgements disagree either.
+    #: options or responses), not what they judged: they never make two judgements disagree either,
+    #: and a majority's gold value leaves them out.
     presentation_fields: ClassVar[tuple[str, ...]] = ()
 
     def decision_key(self, value: dict) -> Hashable:
@@ -459,7 +460,13 @@ class TaskKind:
             return None
         keys = list(keys) if keys is not None else [self.decision_key(value) for value in values]
         top = max(set(keys), key=keys.count)
-        return values[keys.index(top)] if keys.count(top) * 2 > len(keys) else None
+        if keys.count(top) * 2 <= len(keys):
+            return None
+        chosen = values[keys.index(top)]
+        if not self.presentation_fields:
+            return chosen
+        # The majority's judgement, without how the item happened to be shown to the rater it came from.
+        return {key: item for key, item in chosen.items() if key not in self.presentation_fields}
 
     def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
         """The item and its gold value in the benchmark's own published shape."""
