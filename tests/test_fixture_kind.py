@@ -30,7 +30,9 @@ from tests.judges.generation.conftest import run_now, write_threads
 from tests.support.fake_server import FakeLLMServer, Reply
 from tests.support.kind_mount import mounted_kind
 from validation.evaluations.registry import evaluation_named, evaluations_for
+from validation.evaluations.snapshots import evaluation_snapshot_check
 from validation.goldset import project_items_state
+from validation.models import ReportSnapshot
 from validation.reports import build_report, report_builder
 from validation.reports.base import ReportParameters
 
@@ -153,6 +155,16 @@ class FixtureKindTests:
         assert (result["n"], result["first"], result["ties"]) == (n, n, 0)
         assert result["first_shown_preferred"] == {"statistic": 1.0, "confidence_interval": [interval.low, 1.0]}
         assert result["p_value"] == pytest.approx(expected.pvalue)
+
+        # Frozen like any evaluation, and recomputed to the same numbers.
+        frozen = client.post(
+            reverse("evaluation_freeze", args=[project.slug, declared.slug]), {"confidence_level": "0.9"}
+        )
+        assert frozen.status_code == 302
+        snapshot = ReportSnapshot.objects.get(project=project)
+        assert snapshot.evaluation == "position_bias"
+        check = evaluation_snapshot_check(snapshot=snapshot)
+        assert check.inputs_match and check.numbers_match
 
         # -- its generation step, against the scripted LLM server ------------------------------------
         step = get_step("pairwise_response")
