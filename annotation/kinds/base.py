@@ -36,8 +36,7 @@ from annotation import csvcells, jsonsafe
 from annotation.errors import FieldError
 from annotation.kinds import blinding
 
-#: Where each kind's folder lives, and its form script in it (served by annotation.kinds.finders).
-KINDS_DIR = Path(__file__).resolve().parent
+#: A kind's form script in its folder (``TaskKind.folder``), served by annotation.kinds.finders under the prefix.
 KIND_SCRIPT = "form.js"
 KIND_SCRIPT_PREFIX = "kinds"
 
