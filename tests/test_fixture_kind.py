@@ -180,6 +180,15 @@ class FixtureKindTests:
         assert all(kind.check_payload(item.payload) == [] for item in made)
         assert llm_server.requests and all("response" in str(r.body["response_format"]) for r in llm_server.requests)
 
+    @pytest.mark.parametrize("answer", ["a", "b", "zzz", ""])
+    def test_an_answer_the_form_does_not_offer_is_refused_and_nothing_stored(self, client, project, answer):
+        client.force_login(project.memberships.get(user__username="ann1").user)
+        assignment = client.get(reverse("workspace", args=[project.slug])).context["assignment"]
+        url = reverse("assignment_submit", args=[project.slug, assignment.pk])
+        response = client.post(url, {"preferred": answer}, HTTP_HX_REQUEST="true")
+        assert response.status_code == 422 and "Choose response 1, response 2 or tie." in response.content.decode()
+        assert not Annotation.objects.exists()
+
     def test_no_file_outside_tests_names_the_kind(self):
         """A kind is new files plus its registry line: nothing shared had to name it."""
         listed = subprocess.run(

@@ -68,7 +68,8 @@ class PairwisePreference(TaskKind):
     presentation_fields = ("shown_first",)
     rating_dimensions = (RatingDimension("preferred", "nominal", "Preferred", PREFERENCES, ("A", "B", "tie")),)
     value_rules_need_payload = False
-    field_words = {"preferred": "First, second or tie"}
+    field_words = {"preferred": "Preference"}
+    field_prompts = {"preferred": "choose response 1, response 2 or tie"}
 
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         yield "", "preferred", value["preferred"]
@@ -100,9 +101,9 @@ class PairwisePreference(TaskKind):
     def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         # The order comes from the server's presentation, never from the request: a crafted form cannot
         # record an order the rater was not shown.
+        # The form offers places only: anything else (a response's own key included) is no answer.
         order = self._order(presentation)
-        answer = data.get("preferred", "")
-        preferred = {FIRST: order[0], SECOND: order[1], TIE: "tie"}.get(answer, answer or None)
+        preferred = {FIRST: order[0], SECOND: order[1], TIE: "tie"}.get(data.get("preferred", ""))
         return without_none({"preferred": preferred, "shown_first": order[0], "note": data.get("note") or None})
 
     def example_payload(self) -> dict:
