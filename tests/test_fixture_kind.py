@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 from scipy.stats import binomtest
 
@@ -77,8 +78,6 @@ def project(pairwise, make_project, make_user, tmp_path):
 def answer_everything_first(client, project, username: str) -> dict[str, list[str]]:
     """As ``username`` in the workspace, prefer the response shown first on every item (a rater
     with complete position bias); the order each page showed, by item."""
-    from django.contrib.auth import get_user_model
-
     client.force_login(get_user_model().objects.get(username=username))
     shown: dict[str, list[str]] = {}
     response = client.get(reverse("workspace", args=[project.slug]))
