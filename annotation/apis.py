@@ -22,7 +22,13 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
-from annotation.assignments import assignment_claim, assignment_for_user, assignment_skip, assignment_submit
+from annotation.assignments import (
+    assignment_claim,
+    assignment_for_user,
+    assignment_presentation,
+    assignment_skip,
+    assignment_submit,
+)
 from annotation.importing import import_job_run
 from annotation.importing.services import import_job_record
 from annotation.kinds import kind_choices
@@ -217,6 +223,12 @@ class RaterItemOutput(serializers.Serializer):
         ref_name = "RaterItem"
 
     payload = serializers.JSONField()
+    presentation = serializers.JSONField(
+        allow_null=True,
+        help_text="How to show the item to you: an order of its options or responses, drawn for you and this "
+        "item (the kind's `presentation`); null: as the payload lists it. A kind that records the order shown "
+        "asks for it in the value.",
+    )
 
 
 class AssignmentOutput(serializers.Serializer):
@@ -237,7 +249,10 @@ def assignment_data(assignment) -> dict:
     return {
         "id": assignment.pk,
         "status": assignment.status,
-        "item": {"payload": rater_payload(assignment=assignment)},
+        "item": {
+            "payload": rater_payload(assignment=assignment),
+            "presentation": assignment_presentation(assignment=assignment),
+        },
         "suggestion": None
         if suggestion is None
         else {"value": suggestion.value, "backend": suggestion.run.judge.backend},

@@ -96,10 +96,29 @@ class NotAnnotating(ConcordError, PermissionDenied):
     http_status = 403
 
 
+def seeded_int(*parts: Any) -> int:
+    """A reproducible number in [0, 2**64) from the given parts (seed, ids, counters)."""
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
 def seeded_fraction(*parts: Any) -> float:
     """A reproducible number in [0, 1) from the given parts (seed, ids, counters)."""
-    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
+    return seeded_int(*parts) / 2**64
+
+
+def presentation_seed(*, project: Project, item_id: int, annotator_id: int) -> int:
+    """The seed a task kind draws one annotator's presentation of one item from (``TaskKind.presentation``):
+    drawn from the project seed, the item and the annotator, so it is the same on every visit and
+    edit of theirs and independent across annotators."""
+    return seeded_int(project.seed, "presentation", item_id, annotator_id)
+
+
+def assignment_presentation(*, assignment: Assignment) -> dict | None:
+    """How the assignment's item is shown to its annotator (None: as imported), on the page and the API alike."""
+    project = assignment.project
+    seed = presentation_seed(project=project, item_id=assignment.item_id, annotator_id=assignment.annotator_id)
+    return project.task_kind.presentation(payload=assignment.item.payload, seed=seed)
 
 
 def suggestion_exposed(*, project: Project, item_id: int, annotator_id: int) -> bool:

@@ -26,6 +26,7 @@ from annotation.assignments import (
     assignment_for_user,
     assignment_id_possible,
     assignment_open,
+    assignment_presentation,
     assignment_skip,
     assignment_submit,
     assignment_unskip,
@@ -237,6 +238,7 @@ def _render_item(
                 peers=peer_values(item=assignment.item, user=request.user)
                 if project.task_kind.peers_visible_to(roles)
                 else [],
+                presentation=assignment_presentation(assignment=assignment),
             ),
         )
     template = "annotation/workspace.html#item" if request.htmx else "annotation/workspace.html"
@@ -267,7 +269,9 @@ def _serve_next(
 def assignment_submit_view(request: HtmxHttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     project, roles, assignment = _annotator_assignment(request, slug, assignment_id)
     kind = project.task_kind
-    value = kind.value_from_form(request.POST, payload=assignment.item.payload)
+    value = kind.value_from_form(
+        request.POST, payload=assignment.item.payload, presentation=assignment_presentation(assignment=assignment)
+    )
     editing = assignment.status == Assignment.Status.SUBMITTED
     return_to = request.POST.get("return_to", "")
     try:

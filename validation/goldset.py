@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from annotation.errors import FieldError, ValidationFailed
-from annotation.kinds import TaskKind
+from annotation.kinds import TaskKind, all_kinds
 from annotation.models import Annotation, Item, Project
 from annotation.sql import json_column
 from judges.models import Judge, Suggestion
@@ -430,17 +430,29 @@ def export_gold(
     return count
 
 
-NOT_A_LABEL_PROJECT = "{slug} is a {kind} project; MCQ instances are built from a label_contextualization project"
+NOT_A_LABEL_PROJECT = "{slug} is a {kind} project; MCQ instances are built from a {kinds} project"
+
+
+def _approves_statements(kind: TaskKind) -> bool:
+    """Whether the kind's gold values approve statements (``TaskKind.statement_of``), asked of its own
+    example so that a project is refused before any gold exists."""
+    try:
+        kind.statement_of(kind.example_value())
+    except NotImplementedError:
+        return False
+    return True
 
 
 def label_statements(*, project: Project) -> list[LabelStatement]:
     """The approved statement of every label whose gold is a statement (labels that cannot be
     contextualized, or still wait for a decision, are left out)."""
-    if not hasattr(project.task_kind, "statement_of"):
-        raise ValueError(NOT_A_LABEL_PROJECT.format(slug=project.slug, kind=project.kind))
+    kind = project.task_kind
+    if not _approves_statements(kind):
+        kinds = " or ".join(k.name for k in all_kinds() if _approves_statements(k))
+        raise ValueError(NOT_A_LABEL_PROJECT.format(slug=project.slug, kind=project.kind, kinds=kinds))
     found = []
     for state in project_items_state(project=project, with_reasons=False):
-        statement = project.task_kind.statement_of(state.gold.value) if state.gold.ready else None
+        statement = kind.statement_of(state.gold.value) if state.gold.ready else None
         if statement:
             payload = state.item.payload
             found.append(

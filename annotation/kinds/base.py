@@ -17,6 +17,7 @@ or an item plus a suffix when one value rates several things (IPQA rates each ca
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -35,8 +36,7 @@ from annotation import csvcells, jsonsafe
 from annotation.errors import FieldError
 from annotation.kinds import blinding
 
-#: Where each kind's folder lives, and its form script in it (served by annotation.kinds.finders).
-KINDS_DIR = Path(__file__).resolve().parent
+#: A kind's form script in its folder (``TaskKind.folder``), served by annotation.kinds.finders under the prefix.
 KIND_SCRIPT = "form.js"
 KIND_SCRIPT_PREFIX = "kinds"
 
@@ -207,7 +207,46 @@ class TaskKind:
     A kind is a folder, ``annotation/kinds/<name>/``, found by its name: the class in ``__init__.py``
     (listed once in settings.CONCORD_TASK_KINDS), its form partial ``form.html``, and, when the form
     has keys or live checks, ``form.js`` (served as static ``kinds/<name>/form.js``). Every extension
-    point a page, a service or the docs read is declared here with its default.
+    point a page, a service or the docs read is declared here with its default, so callers call it
+    and never ask whether a kind has it (a capability a kind lacks raises NotImplementedError, which
+    the caller that offers it catches, as Django's ``clearsessions`` does with ``clear_expired``).
+
+    What a minimal kind must define
+    -------------------------------
+    ``name``, ``label``, ``payload_schema``, ``value_schema``, ``rating_dimensions``,
+    ``value_ratings``, ``value_from_form``, ``example_payload``, ``example_value``, the blinding
+    split of its payload (``rater_fields`` / ``hidden_fields``), and the ``form.html`` in its folder.
+    Everything else has a default that fits a kind whose value is one judgement of the whole item.
+
+    Facets (the members, by what they serve)
+    ----------------------------------------
+    identity
+        ``name``, ``label``, ``description``.
+    schema (imports, the API, LLM structured output, docs/formats.md)
+        ``payload_schema``, ``value_schema``, ``payload_rules``, ``value_rules``,
+        ``payload_rule_notes``, ``value_rule_notes``, ``value_rules_need_payload``,
+        ``explain_value``, ``check_payload``, ``check_value``, ``payload_fields``, ``decode_csv_cell``.
+    ratings (agreement, reports, estimates)
+        ``rating_dimensions``, ``value_ratings``, ``ratings_need_payload``, ``ratings_columns``,
+        ``estimate_dimensions``, ``rating_number``, ``estimate_numbers``, ``estimate_columns``,
+        ``draft_text``.
+    gold (adjudication, gold sets, exports)
+        ``default_adjudication_rules``, ``free_text_fields``, ``presentation_fields``,
+        ``decision_key``, ``consensus``, ``benchmark_record``, ``value_lines``, ``gold_score``,
+        ``statement_of``.
+    blinding (what of an item a rater sees)
+        ``rater_fields``, ``hidden_fields``, ``revealable_fields``, ``rater_payload``,
+        ``hidden_values``, ``undeclared_payload_fields``.
+    form (the annotator's workspace)
+        ``form_template``, ``form_script``, ``review_template``, ``shortcut_help``, ``presentation``,
+        ``form_context``, ``value_from_form``, ``field_words``, ``field_prompts``, ``missing_verb``,
+        ``field_label``, ``friendly_error``, ``peers_visible_to``, ``roles_for_value``.
+    docs and demos
+        ``example_payload``, ``example_value``, ``example_values_needing_roles``, ``demo_project``.
+
+    The other layers add to a kind by folder, never through this class: ``judges/kinds/<name>/``
+    (prompts, baselines, generation steps), ``validation/kinds/<name>/`` (paper evaluations) and
+    ``validation/reports/<name>.py`` (the report's layout).
     """
 
     name: ClassVar[str]
@@ -239,13 +278,17 @@ class TaskKind:
         ``annotation/kinds/<name>/form.html``, found by name (the folder is a template directory)."""
         return f"{self.name}/form.html"
 
+    @property
+    def folder(self) -> Path:
+        """The kind's folder: where the module defining its class lives (``annotation/kinds/<name>/``
+        for the kinds of this repository), as prompts find their template files beside their module."""
+        return Path(inspect.getfile(type(self))).resolve().parent
+
     @cached_property
     def form_script(self) -> str:
         """The static path of the form's script (keys, live checks), ``kinds/<name>/form.js``; ""
         when the kind's folder has none. Pages load it after ``concord/workspace.js``."""
-        return (
-            f"{KIND_SCRIPT_PREFIX}/{self.name}/{KIND_SCRIPT}" if (KINDS_DIR / self.name / KIND_SCRIPT).is_file() else ""
-        )
+        return f"{KIND_SCRIPT_PREFIX}/{self.name}/{KIND_SCRIPT}" if (self.folder / KIND_SCRIPT).is_file() else ""
 
     # -- validation ---------------------------------------------------------------------------
     # A compiled validator answers "valid?" in about a microsecond (imports check every line of a
@@ -397,10 +440,16 @@ class TaskKind:
     default_adjudication_rules: ClassVar[dict] = {"unanimous": True}
     #: Value fields that carry free text: they never make two judgements disagree.
     free_text_fields: ClassVar[tuple[str, ...]] = ("comment", "note")
+    #: Value fields that record how the item was shown to the rater (``presentation``: an order of
+    #: options or responses), not what they judged: they never make two judgements disagree either,
+    #: and a majority's gold value leaves them out.
+    presentation_fields: ClassVar[tuple[str, ...]] = ()
 
     def decision_key(self, value: dict) -> Hashable:
-        """What two raters must share to count as agreeing: the value without its free text."""
-        decision = {key: item for key, item in value.items() if key not in self.free_text_fields}
+        """What two raters must share to count as agreeing: the value without its free text and
+        without the record of how it was shown."""
+        left_out = (*self.free_text_fields, *self.presentation_fields)
+        decision = {key: item for key, item in value.items() if key not in left_out}
         return json.dumps(decision, sort_keys=True, ensure_ascii=False)
 
     def consensus(self, values: Sequence[dict], *, keys: Sequence[Hashable] | None = None) -> dict | None:
@@ -410,7 +459,13 @@ class TaskKind:
             return None
         keys = list(keys) if keys is not None else [self.decision_key(value) for value in values]
         top = max(set(keys), key=keys.count)
-        return values[keys.index(top)] if keys.count(top) * 2 > len(keys) else None
+        if keys.count(top) * 2 <= len(keys):
+            return None
+        chosen = values[keys.index(top)]
+        if not self.presentation_fields:
+            return chosen
+        # The majority's judgement, without how the item happened to be shown to the rater it came from.
+        return {key: item for key, item in chosen.items() if key not in self.presentation_fields}
 
     def benchmark_record(self, *, external_id: str, payload: dict, gold: dict) -> dict:
         """The item and its gold value in the benchmark's own published shape."""
@@ -521,13 +576,27 @@ class TaskKind:
             problem = error.message
         return sentence(f"{where}: {problem}" if where else problem)
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def presentation(self, *, payload: dict, seed: int) -> dict | None:
+        """How this item is shown to one annotator (an order of its options or responses, JSON), drawn
+        from ``seed``: the workspace passes ``annotation.assignments.presentation_seed`` of the item and
+        the annotator, the same on every visit and edit and different across annotators. None (the
+        default): every rater sees the item as imported. The workspace gives the result to
+        ``form_context`` and ``value_from_form``; a kind records what of it the answer needs in its
+        value (declared in ``presentation_fields``), in the item's own terms beside it."""
+        return None
+
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         """The value a submitted form (a QueryDict) describes. No checks here: ``check_value`` judges
-        it, so a crafted request is refused by the same rules as the form."""
+        it, so a crafted request is refused by the same rules as the form. ``presentation`` is what
+        ``presentation`` gave for this rater (None where the form showed the item as imported: the
+        adjudication and item pages); it comes from the server, never from the request."""
         raise NotImplementedError("subclasses of TaskKind must provide value_from_form()")
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
-        """What the kind's form partial needs beyond the payload (rows, choices, selections)."""
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
+        """What the kind's form partial needs beyond the payload (rows, choices, selections), laid out
+        as ``presentation`` says (None: as imported)."""
         return {}
 
     def peers_visible_to(self, roles: set[str]) -> bool:
@@ -543,6 +612,12 @@ class TaskKind:
     def gold_score(self, value: dict, gold: dict) -> float:
         """Agreement with a qualification item's known answer, from 0 to 1."""
         return float(value == gold)
+
+    def statement_of(self, value: dict) -> str | None:
+        """The free-text statement a gold value approves, for building instances from approved
+        statements (``build_mcq``); None when this value approves none. Kinds whose values hold no
+        statement raise NotImplementedError, and the callers that need statements refuse their projects."""
+        raise NotImplementedError("this kind's values approve no statements")
 
     # -- documentation and demos ----------------------------------------------------------------
     #: The demo project ``demo_load`` creates for this kind, as DemoProjectSpec fields (slug, title,

@@ -1,4 +1,5 @@
-"""Serves each task kind's form script, ``annotation/kinds/<kind>/form.js``, as static ``kinds/<kind>/form.js``.
+"""Serves each registered task kind's form script, ``form.js`` in the kind's folder (``annotation/kinds/<kind>/``), as
+static ``kinds/<kind>/form.js``.
 
 Only that one file per kind folder is a static file: the kinds' Python modules, schemas and form
 partials live beside it and are never collected or served. Listed in settings.STATICFILES_FINDERS,
@@ -13,21 +14,23 @@ from pathlib import Path
 from django.contrib.staticfiles.finders import BaseFinder
 from django.core.files.storage import FileSystemStorage
 
-from annotation.kinds.base import KIND_SCRIPT, KIND_SCRIPT_PREFIX, KINDS_DIR
+from annotation.kinds import all_kinds
+from annotation.kinds.base import KIND_SCRIPT, KIND_SCRIPT_PREFIX
 
 
 class KindScriptFinder(BaseFinder):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.storage = FileSystemStorage(location=KINDS_DIR)
+    def _storage(self, kind_name: str, folder: Path) -> FileSystemStorage:
+        storage = FileSystemStorage(location=folder)
         # collectstatic puts a storage's files under its prefix: kinds/<kind>/form.js.
-        self.storage.prefix = KIND_SCRIPT_PREFIX  # type: ignore[attr-defined]  # read by collectstatic only
+        storage.prefix = f"{KIND_SCRIPT_PREFIX}/{kind_name}"  # type: ignore[attr-defined]  # read by collectstatic only
+        return storage
 
-    def _scripts(self) -> dict[str, Path]:
-        """Static path → file, for every kind folder that has a form script."""
+    def _scripts(self) -> dict[str, tuple[str, Path]]:
+        """Static path → (kind, its folder), for every registered kind whose folder has a form script."""
         return {
-            f"{KIND_SCRIPT_PREFIX}/{script.parent.name}/{KIND_SCRIPT}": script
-            for script in sorted(KINDS_DIR.glob(f"*/{KIND_SCRIPT}"))
+            f"{KIND_SCRIPT_PREFIX}/{kind.name}/{KIND_SCRIPT}": (kind.name, kind.folder)
+            for kind in all_kinds()
+            if (kind.folder / KIND_SCRIPT).is_file()
         }
 
     def find(self, path: str, find_all: bool = False, **kwargs) -> str | list[str]:  # type: ignore[override]  # stubs say None on no match
@@ -35,8 +38,9 @@ class KindScriptFinder(BaseFinder):
         found = self._scripts().get(path)
         if found is None:
             return []
-        return [str(found)] if find_all else str(found)
+        script = str(found[1] / KIND_SCRIPT)
+        return [script] if find_all else script
 
     def list(self, ignore_patterns: Iterable[str] | None) -> Iterator[tuple[str, FileSystemStorage]]:
-        for script in self._scripts().values():
-            yield script.relative_to(KINDS_DIR).as_posix(), self.storage
+        for kind_name, folder in self._scripts().values():
+            yield KIND_SCRIPT, self._storage(kind_name, folder)

@@ -22,11 +22,12 @@ from annotation.assignments import (
     assignment_skip,
     assignment_submit,
     assignment_unskip,
+    presentation_seed,
     suggestion_exposed,
 )
 from annotation.errors import ValidationFailed
 from annotation.importing import import_annotations, import_items
-from annotation.kinds import get_kind
+from annotation.kinds import all_kinds, get_kind
 from annotation.member_services import member_pause, member_remove
 from annotation.models import Annotation, Assignment, Item, Role
 from annotation.services import membership_add, project_archive
@@ -157,6 +158,21 @@ class ExposureTests:
         shown = make_project("intent_mcq", slug="s", suggestion_exposure="shown")
         assert not suggestion_exposed(project=hidden, item_id=1, annotator_id=1)
         assert suggestion_exposed(project=shown, item_id=1, annotator_id=1)
+
+
+class PresentationSeedTests:
+    def test_the_seed_is_the_annotators_own_and_the_same_on_every_visit(self, make_project):
+        """A kind shuffles an item's options or responses from it (TaskKind.presentation)."""
+        project = make_project("intent_mcq", seed=9)
+        pairs = [(i, u) for i in range(20) for u in range(5)]
+        seeds = {(i, u): presentation_seed(project=project, item_id=i, annotator_id=u) for i, u in pairs}
+        assert seeds == {(i, u): presentation_seed(project=project, item_id=i, annotator_id=u) for i, u in pairs}
+        assert len(set(seeds.values())) == len(seeds)  # per item and annotator, not a shared order
+        other = make_project("intent_mcq", slug="other", seed=10)
+        assert presentation_seed(project=other, item_id=1, annotator_id=1) != seeds[(1, 1)]
+
+    def test_kinds_that_show_items_as_imported_present_none(self):
+        assert all(kind.presentation(payload=kind.example_payload(), seed=1) is None for kind in all_kinds())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -171,12 +171,12 @@ def rater_bodies(project, rater) -> list[tuple[str, str]]:
     second = resubmit.context["assignment"]
     held = keep("api next", api.post(reverse("api_assignment_next", args=[slug]))).json()
     assert held["id"] == second.pk
-    assert held["item"] == {"payload": kind.rater_payload(second.item.payload)}
+    assert held["item"] == {"payload": kind.rater_payload(second.item.payload), "presentation": None}
     skipped = keep(
         "api skip", api.post(reverse("api_assignment_skip", args=[second.pk]), {"reason": "unsure"}, format="json")
     )
     # Hidden fields without a text of their own (the MCQ key, a list of numbers) are not even there.
-    assert skipped.json()["item"] == {"payload": kind.rater_payload(second.item.payload)}
+    assert skipped.json()["item"] == {"payload": kind.rater_payload(second.item.payload), "presentation": None}
     third = keep("workspace again", page.get(reverse("workspace", args=[slug]))).context["assignment"]
     submit_third = reverse("assignment_submit", args=[slug, third.pk])
     keep("htmx empty submit", page.post(submit_third, {}, HTTP_HX_REQUEST="true"), 422)

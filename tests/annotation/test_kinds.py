@@ -9,6 +9,7 @@ from django.contrib.staticfiles import finders
 from django.template.loader import get_template
 
 from annotation.kinds import all_kinds, get_kind
+from annotation.kinds.base import object_schema
 from annotation.kinds.ipqa_core_intent import CORE_NEEDS_EXPRESSED, JUDGE_EVERY_INTENT
 from annotation.kinds.label_contextualization import (
     REVISE_NEEDS_NOTE,
@@ -16,6 +17,7 @@ from annotation.kinds.label_contextualization import (
     STATEMENT_STARTS_WITH_TO,
 )
 from annotation.kinds.rationale_inspection import FAIL_NEEDS_CATEGORY, PASS_HAS_NO_CATEGORY
+from tests.validation.reference_kind import ReferenceRating
 
 KIND_NAMES = [kind.name for kind in all_kinds()]
 ROOT = Path(settings.BASE_DIR)
@@ -59,6 +61,32 @@ class RegistryTests:
     def test_unknown_kind_names_the_known_ones(self):
         with pytest.raises(KeyError, match="copa_likert"):
             get_kind("likert")
+
+
+class _ShownInOrder(ReferenceRating):
+    """A value that records the order its rater saw (as a kind with ``presentation`` does)."""
+
+    value_schema = object_schema({"value": {"type": "number"}, "order": {"type": "string"}}, required=["value"])
+    presentation_fields = ("order",)
+
+
+class PresentationFieldsTests:
+    def test_raters_who_saw_different_orders_agree_and_gold_leaves_the_order_out(self):
+        kind = _ShownInOrder()
+        values = [{"value": 1, "order": "ab"}, {"value": 1, "order": "ba"}, {"value": 0, "order": "ab"}]
+        assert kind.decision_key(values[0]) == kind.decision_key(values[1]) != kind.decision_key(values[2])
+        assert kind.consensus(values) == {"value": 1}
+
+    def test_without_presentation_fields_the_majority_value_is_kept_whole(self):
+        kind = ReferenceRating()
+        values = [{"value": 1}, {"value": 1}, {"value": 0}]
+        assert kind.consensus(values) is values[0]
+
+
+class StatementTests:
+    def test_a_kind_without_statements_says_so_when_asked_for_one(self):
+        with pytest.raises(NotImplementedError):
+            get_kind("copa_likert").statement_of(get_kind("copa_likert").example_value())
 
 
 @pytest.mark.parametrize("name", KIND_NAMES)

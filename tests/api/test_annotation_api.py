@@ -189,7 +189,7 @@ class SubmitAndNextTests:
         assert client.post("/api/projects/main/assignments/next/").json()["id"] == following["id"]
         # Blinding: the rater's payload only, as the next endpoint gives it; no id or hidden field.
         item = Item.objects.get(project=main, assignments__pk=following["id"])
-        assert following["item"] == {"payload": COPA.rater_payload(item.payload, revealed=[])}
+        assert following["item"] == {"payload": COPA.rater_payload(item.payload, revealed=[]), "presentation": None}
         assert item.external_id not in response.content.decode()
         assert "response_source" not in response.content.decode()
 

@@ -201,11 +201,13 @@ class CopaLikert(TaskKind):
             return f"{FACTORS[factor][0]} ({factor})" if isinstance(factor, str) and factor in FACTORS else ""
         return super().field_label(path)
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         scores = without_none({code: form_int(data.get(code)) for code in FACTORS})
         return without_none({"scores": scores, "comment": data.get("comment") or None})
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         chosen = (value or {}).get("scores", {})
         rows = [
             {

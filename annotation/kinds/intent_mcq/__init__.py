@@ -118,10 +118,12 @@ class IntentMcq(TaskKind):
 
     field_words = {"chosen": "Options"}
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         return {"chosen": [form_int(text) for text in data.getlist("chosen")]}
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         chosen = set((value or {}).get("chosen", []))
         # Keys 1-9 then 0 toggle the first ten options.
         options = [

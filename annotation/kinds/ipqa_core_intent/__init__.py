@@ -192,7 +192,7 @@ class IpqaCoreIntent(TaskKind):
             return ", ".join([f"Intent {path[1] + 1}", *(self.field_words.get(str(p), str(p)) for p in path[2:])])
         return super().field_label(path)
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         intents = []
         for index, intent in enumerate(payload.get("candidate_intents", [])):
             expressed = FORM_ANSWERS.get(data.get(f"expressed-{index}", ""))
@@ -203,7 +203,9 @@ class IpqaCoreIntent(TaskKind):
         extra = {name: data.get(name) or None for name in ("missing_intent", "comment")}
         return without_none({"intents": intents, **extra})
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         judged = {j.get("intent"): j for j in (value or {}).get("intents", [])}
         rows = [
             {

@@ -107,10 +107,12 @@ class IpqaEvalMatch(TaskKind):
             **({"source": payload["source"]} if "source" in payload else {}),
         }
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         return without_none({"match": FORM_ANSWERS.get(data.get("match", "")), "note": data.get("note") or None})
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         return {"match": (value or {}).get("match")}
 
     def gold_score(self, value: dict, gold: dict) -> float:

@@ -223,12 +223,14 @@ class LabelContextualization(TaskKind):
         "verdict": "choose Accept or Ask for revision",
     }
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         action: Any = data.get("action") or None
         fields = FORM_FIELDS.get(action, ())
         return without_none({"action": action, **{name: data.get(name) or None for name in fields}})
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         statements = [
             {"author": peer["rater"], "statement": peer["value"]["statement"]}
             for peer in peers

@@ -164,7 +164,7 @@ class RationaleInspection(TaskKind):
 
     field_words = {"verdict": "Pass or Fail", "failure_categories": "Why it fails"}
 
-    def value_from_form(self, data: Any, *, payload: dict) -> dict:
+    def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         return without_none(
             {
                 "verdict": form_int(data.get("verdict")),
@@ -173,7 +173,9 @@ class RationaleInspection(TaskKind):
             }
         )
 
-    def form_context(self, *, payload: dict, value: dict | None, peers: list[dict]) -> dict:
+    def form_context(
+        self, *, payload: dict, value: dict | None, peers: list[dict], presentation: dict | None = None
+    ) -> dict:
         chosen = set((value or {}).get("failure_categories", []))
         categories = [
             {"code": code, "label": label, "checked": code in chosen} for code, label in FAILURE_CATEGORIES.items()
