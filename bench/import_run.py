@@ -9,8 +9,10 @@ the peak RSS of one import says whether memory grows with the file.
     python bench/import_run.py [--lines 100000] [--kinds copa_likert,intent_mcq]
 
 The database is whatever DATABASE_URL names (SQLite under var/ when unset). The last line is
-``RESULT lines_per_s=<n> rss_mb_10k=<n> rss_mb_100k=<n>``: lines/s is total lines over total
-seconds of the largest imports across kinds; each RSS figure is the maximum over kinds.
+``RESULT lines_per_s=<n> rss_mb_10k=<n> rss_mb_100k=<n> cpu_us_per_line=<n> [db_cpu_us_per_line=<n>]``:
+lines/s is total lines over total seconds of the largest imports across kinds; each RSS figure is the
+maximum over kinds; the CPU figures (the importing process, and the PostgreSQL server process where
+it runs on this host) hold on a loaded host, where seconds do not.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.common import peak_rss_mb, setup_django  # noqa: E402 - importable once the repository root is on the path
+from bench.common import (  # noqa: E402 - importable once the repository root is on the path
+    database_backend_cpu_s,
+    peak_rss_mb,
+    setup_django,
+)
 
 SMALL = 10_000
 SLUG_PREFIX = "bench-run-import-"
@@ -42,13 +48,20 @@ def child_import(slug: str, path: str) -> dict:
 
     project = Project.objects.get(slug=slug)
     startup_mb = peak_rss_mb()
-    started = time.perf_counter()
-    result = judge_run_import(project=project, path=path, model="bench/model-7b", prompt="bench_prompt.v1")
-    seconds = time.perf_counter() - started
+    server_before = database_backend_cpu_s()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    # A model name per import: a file imported twice (both sizes are one file when --lines is at
+    # most 10,000) would otherwise be refused as imported before.
+    model = f"bench/model-7b-{os.getpid()}"
+    result = judge_run_import(project=project, path=path, model=model, prompt="bench_prompt.v1")
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    server_after = database_backend_cpu_s()
     return {
         "ok": result.ok,
         "failed": result.failed,
         "seconds": seconds,
+        "cpu_s": cpu,
+        "server_cpu_s": None if server_before is None or server_after is None else server_after - server_before,
         "startup_mb": startup_mb,
         "peak_mb": peak_rss_mb(),
     }
@@ -61,6 +74,8 @@ class Run:
     seconds: float
     startup_mb: float
     peak_mb: float
+    cpu_s: float
+    server_cpu_s: float | None
 
     @property
     def rate(self) -> float:
@@ -116,7 +131,15 @@ def run_child(kind: str, path: Path, expected: int) -> Run:
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     if figures["ok"] + figures["failed"] != expected:
         raise SystemExit(f"import of {path.name} stored {figures['ok'] + figures['failed']} lines, expected {expected}")
-    return Run(kind, expected, figures["seconds"], figures["startup_mb"], figures["peak_mb"])
+    return Run(
+        kind,
+        expected,
+        figures["seconds"],
+        figures["startup_mb"],
+        figures["peak_mb"],
+        figures["cpu_s"],
+        figures["server_cpu_s"],
+    )
 
 
 def bench(total: int, kind_names: list[str] | None) -> None:
@@ -131,7 +154,10 @@ def bench(total: int, kind_names: list[str] | None) -> None:
     kinds = [k for k in all_kinds() if not kind_names or k.name in kind_names]
     small_n = min(SMALL, total)
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); {total} lines per kind")
-    print(f"{'kind':<26}{'lines':>8}{'seconds':>9}{'lines/s':>10}{'startup MB':>12}{'peak MB':>9}")
+    print(
+        f"{'kind':<26}{'lines':>8}{'seconds':>9}{'lines/s':>10}{'startup MB':>12}{'peak MB':>9}"
+        f"{'cpu us/line':>13}{'db cpu us/line':>16}"
+    )
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp:
         for kind in kinds:
@@ -139,9 +165,10 @@ def bench(total: int, kind_names: list[str] | None) -> None:
             size_mb = full.stat().st_size / 2**20
             kind_runs = [run_child(kind.name, small, small_n), run_child(kind.name, full, total)]
             for run in kind_runs:
+                server = "-" if run.server_cpu_s is None else f"{run.server_cpu_s / run.lines * 1e6:.0f}"
                 print(
                     f"{run.kind:<26}{run.lines:>8}{run.seconds:>9.2f}{run.rate:>10.0f}"
-                    f"{run.startup_mb:>12.1f}{run.peak_mb:>9.1f}"
+                    f"{run.startup_mb:>12.1f}{run.peak_mb:>9.1f}{run.cpu_s / run.lines * 1e6:>13.0f}{server:>16}"
                 )
             print(f"{'':<26}run file: {size_mb:.1f} MB for {total} lines")
             runs += kind_runs
@@ -153,10 +180,23 @@ def bench(total: int, kind_names: list[str] | None) -> None:
     rate = sum(r.lines for r in full_runs) / sum(r.seconds for r in full_runs)
     rss_small = max(r.peak_mb for r in small_runs)
     rss_full = max(r.peak_mb for r in full_runs)
+    lines = sum(r.lines for r in full_runs)
+    cpu_us = sum(r.cpu_s for r in full_runs) / lines * 1e6
+    measured = [r.server_cpu_s for r in full_runs if r.server_cpu_s is not None]
+    server_us = sum(measured) / lines * 1e6 if len(measured) == len(full_runs) else None
     print()
     print(f"import_run, {total} lines, all kinds: {rate:.0f} lines/s")
+    print(
+        f"CPU per line: {cpu_us:.0f} us in the importing process"
+        + ("" if server_us is None else f", {server_us:.0f} us in the database server process")
+        + f"; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"peak RSS: {rss_small:.1f} MB at {small_n} lines, {rss_full:.1f} MB at {total} lines (max over kinds)")
-    print(f"RESULT lines_per_s={rate:.0f} rss_mb_10k={rss_small:.1f} rss_mb_100k={rss_full:.1f}")
+    server = "" if server_us is None else f" db_cpu_us_per_line={server_us:.0f}"
+    print(
+        f"RESULT lines_per_s={rate:.0f} rss_mb_10k={rss_small:.1f} rss_mb_100k={rss_full:.1f} "
+        f"cpu_us_per_line={cpu_us:.0f}{server}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,6 +15,12 @@ BATCH_TEXT = 8_000_000
 SHOWN_LINES = 10  # line numbers listed for one repeated id
 
 
+def repeated_id_message(external_id: str, lines: list[int], times: int) -> str:
+    """The error for an id on ``times`` lines, of which ``lines`` are the first (at most SHOWN_LINES)."""
+    more = f", … {times - SHOWN_LINES} more" if times > SHOWN_LINES else ""
+    return f"duplicate {external_id!r} within the file (lines {', '.join(map(str, lines))}{more})"
+
+
 class StagingTable:
     """A temporary table of a file's valid rows, written a batch at a time.
 
@@ -89,9 +95,7 @@ class StagingTable:
         self.cursor.execute(
             f"SELECT line FROM {self.table} WHERE external_id = %s ORDER BY line LIMIT %s", [external_id, SHOWN_LINES]
         )
-        lines = ", ".join(str(line) for (line,) in self.cursor.fetchall())
-        more = f", … {times - SHOWN_LINES} more" if times > SHOWN_LINES else ""
-        return first, f"duplicate {external_id!r} within the file (lines {lines}{more})"
+        return first, repeated_id_message(external_id, [line for (line,) in self.cursor.fetchall()], times)
 
     def drop(self) -> None:
         self.cursor.execute(f"DROP TABLE IF EXISTS {self.table}")

@@ -4,6 +4,9 @@ is read, and the imported run's judge with its provenance."""
 from __future__ import annotations
 
 import itertools
+import threading
+from array import array
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
@@ -11,7 +14,7 @@ from typing import Any, cast
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Field, Max
+from django.db.models import Field, Max, Min
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
@@ -19,14 +22,13 @@ from annotation.importing import (
     BATCH,
     ProgressCallback,
     Record,
-    StagingTable,
     dumps_json,
     file_format,
     file_sha256,
     read_records,
     record_external_id,
 )
-from annotation.importing.staging import BATCH_TEXT
+from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
 from judges.models import Judge, JudgeRun, Suggestion
@@ -55,6 +57,59 @@ from judges.run_files.lines import (
     with_header,
 )
 
+#: Joins a batch's ids into one parameter: the unit separator, a control character ids never hold.
+ID_SEPARATOR = "\x1f"
+
+#: Set on an item's first line once a later line has named the item again.
+_REPEATED = 1 << 31
+
+
+class _FileIds:
+    """The line each item of the project was first named on, so that an id the file repeats is
+    found as the file is read and named with its lines, without writing the ids anywhere.
+
+    One 4-byte cell per item id between the project's first and last (however long the file is;
+    a dictionary where the ids are spread too thin for cells), and the lines of repeated ids, in
+    full for the first ``shown`` of them and counted beyond.
+    """
+
+    MAX_CELLS = 16_000_000
+
+    def __init__(self, first_pk: int, last_pk: int, *, shown: int) -> None:
+        span = max(last_pk - first_pk + 1, 0)
+        self.base = first_pk
+        cells = array("I")
+        cells.frombytes(bytes(cells.itemsize * span))
+        self.first: array | defaultdict = cells if span <= self.MAX_CELLS else defaultdict(int)
+        self.shown = shown
+        self.repeats: dict[int, tuple[str, list[int], list[int]]] = {}
+        self.repeated = 0
+
+    def repeat(self, pk: int, external_id: str, line: int) -> bool:
+        """Note that ``line`` names item ``pk``: whether an earlier line named it too."""
+        offset = pk - self.base
+        first = self.first[offset]
+        if not first:
+            self.first[offset] = line
+            return False
+        if not first & _REPEATED:
+            self.first[offset] = first | _REPEATED
+            self.repeated += 1
+            if len(self.repeats) < self.shown:
+                self.repeats[pk] = (external_id, [first], [1])
+        entry = self.repeats.get(pk)
+        if entry is not None:
+            entry[2][0] += 1
+            if len(entry[1]) < SHOWN_LINES:
+                entry[1].append(line)
+        return True
+
+    def report(self, errors: ErrorCollector) -> None:
+        """An error per repeated id, naming its lines, in the order of their first lines."""
+        for external_id, lines, (times,) in sorted(self.repeats.values(), key=lambda entry: entry[1][0]):
+            errors.add(FieldError("external_id", repeated_id_message(external_id, lines, times), lines[0]))
+        errors.count_more(self.repeated - len(self.repeats))
+
 
 class _ItemLookup:
     """The project's items named by a batch of lines: id (and payload, only where the value check
@@ -73,8 +128,10 @@ class _ItemLookup:
         self.with_payload = with_payload
         self.postgres = connection.vendor == "postgresql"
         payload = f", {column['payload']}" + ("::text" if self.postgres else "") if with_payload else ""
-        # PostgreSQL takes the ids as one array parameter; SQLite as a JSON array it unpacks itself.
-        ids = "= ANY(%s)" if self.postgres else "IN (SELECT value FROM json_each(%s))"
+        # The ids travel as one text parameter the database splits: on PostgreSQL at a character no
+        # id may hold (a control character), which is cheaper to send than an array of 2,000 texts;
+        # SQLite takes a JSON array.
+        ids = "= ANY(string_to_array(%s, %s))" if self.postgres else "IN (SELECT value FROM json_each(%s))"
         self.sql = (
             f"SELECT {column['external_id']}, {column['id']}{payload} FROM {meta.db_table} "
             f"WHERE {column['project']} = %s AND {column['external_id']} {ids}"
@@ -84,8 +141,10 @@ class _ItemLookup:
         self.cursor = connection.cursor()
 
     def items(self, external_ids: list[str]) -> dict[str, tuple[int, dict | None]]:
-        ids = external_ids if self.postgres else orjson.dumps(external_ids).decode()
-        self.cursor.execute(self.sql, [self.project_id, ids])
+        if self.postgres:
+            self.cursor.execute(self.sql, [self.project_id, ID_SEPARATOR.join(external_ids), ID_SEPARATOR])
+        else:
+            self.cursor.execute(self.sql, [self.project_id, orjson.dumps(external_ids).decode()])
         if self.with_payload:
             return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in self.cursor.fetchall()}
         return {external_id: (pk, None) for external_id, pk in self.cursor.fetchall()}
@@ -122,11 +181,16 @@ class _SuggestionWriter:
     """The run's suggestions, written a batch at a time straight into their table while the file is
     read (COPY on PostgreSQL, batched inserts elsewhere), in file order.
 
-    A staging table and an ``INSERT ... SELECT`` from it wrote every line twice. Before a batch is
-    written, its items are looked up among the suggestions already written (one indexed query): an
-    id repeated in the file stops the writing, and the staging table of lines and ids (which the
-    caller keeps) names the repeated lines. Nothing is written twice, so the table's uniqueness
-    (judge, item, prompt hash) never refuses a row mid-transaction.
+    A staging table and an ``INSERT ... SELECT`` from it wrote every line twice. The caller adds no
+    line whose item an earlier line named (``_FileIds``), so the table's uniqueness (judge, item,
+    prompt hash) never refuses a row mid-transaction.
+
+    On PostgreSQL a batch's COPY runs on a thread of its own while the next batch is read and
+    checked: the connection's lock orders it with the lookups, one batch is in flight at a time,
+    and the foreign keys are checked as each COPY ends (``SET CONSTRAINTS ... IMMEDIATE``) rather
+    than all at commit, so the database's half of the work overlaps the reading instead of
+    following it. The caller sends a batch once the next batch's items are looked up, so that the
+    lookup does not wait for the COPY. A COPY's failure is raised by the next ``send`` or ``finish``.
     """
 
     def __init__(self, run: JudgeRun, prompt_sha256: str) -> None:
@@ -141,15 +205,12 @@ class _SuggestionWriter:
         self.head, self.tail = (run.judge_id, run.pk), (stamp, stamp)
         self.prompt_sha256 = prompt_sha256
         self.cursor = connection.cursor()
-        judge, item, prompt = (cast(Field, meta.get_field(name)).column for name in ("judge", "item", "prompt_sha256"))
-        items = "= ANY(%s)" if self.postgres else "IN (SELECT value FROM json_each(%s))"
-        self.written_sql = (
-            f"SELECT 1 FROM {meta.db_table} WHERE {judge} = %s AND {prompt} = %s AND {item} {items} LIMIT 1"
-        )
-        self.check = connection.cursor()
-        self.repeated = False
         self._rows: list[tuple] = []
         self._text_size = 0
+        self._in_flight: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        if self.postgres:
+            self.cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
     def add(self, item_id: int, status: str, value: str | None, raw: str, reason: str, data: dict) -> None:
         order = data.get("option_order")
@@ -172,34 +233,53 @@ class _SuggestionWriter:
             )
         )
         self._text_size += len(raw) + (len(value) if value else 0)
-        if len(self._rows) >= BATCH or self._text_size >= BATCH_TEXT:
-            self._flush()
+        if self._text_size >= BATCH_TEXT:  # a batch of large outputs does not wait for send()
+            self.send()
 
-    def _flush(self) -> None:
+    def send(self) -> None:
+        """Write the lines added since the last call (after the batch in flight is written)."""
         rows, self._rows, self._text_size = self._rows, [], 0
-        if not rows or self.repeated:
-            return
-        item_ids = [row[2] for row in rows]
-        ids = item_ids if self.postgres else orjson.dumps(item_ids).decode()
-        self.check.execute(self.written_sql, [self.head[0], self.prompt_sha256, ids])
-        if len(set(item_ids)) < len(item_ids) or self.check.fetchone() is not None:
-            self.repeated = True
+        self._wait()
+        if not rows:
             return
         if self.postgres:
-            with self.cursor.cursor.copy(self.copy_sql) as copy:
-                for row in rows:
-                    copy.write_row(row)
+            self._in_flight = threading.Thread(target=self._copy, args=(rows,), name="concord-run-copy", daemon=True)
+            self._in_flight.start()
         else:
             self.cursor.executemany(self.insert_sql, rows)
 
+    def _copy(self, rows: list[tuple]) -> None:
+        try:
+            with self.cursor.cursor.copy(self.copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except BaseException as exc:  # raised in the importing thread by _wait
+            self._failure = exc
+
+    def _wait(self) -> None:
+        """Until the batch in flight is written; its failure, if any, raised here."""
+        if self._in_flight is not None:
+            self._in_flight.join()
+            self._in_flight = None
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            with connection.wrap_database_errors:  # as Django's own errors, as a COPY here would be
+                raise failure
+
     def finish(self) -> None:
-        self._flush()
+        self.send()
+        self._wait()
+        if self.postgres:
+            self.cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's deferred checks again
 
     def abort(self) -> None:
         self._rows.clear()
+        if self._in_flight is not None:
+            self._in_flight.join()
+            self._in_flight = None
+        self._failure = None
 
     def close(self) -> None:
-        self.check.close()
         self.cursor.close()
 
 
@@ -208,13 +288,14 @@ def _stage_batch(
     orders: Any,
     lookup: _ItemLookup,
     batch: list[tuple[Record, str]],
-    staging: StagingTable,
+    file_ids: _FileIds,
     writer: _SuggestionWriter,
     errors: ErrorCollector,
 ) -> int:
     """Check one batch of lines against their items and write the good ones (while no error was
     found); the number of lines written with a value."""
     items = lookup.items([external_id for _, external_id in batch])
+    writer.send()  # the previous batch's lines, written while this one is checked
     ok = 0
     failed_status, ok_status = Suggestion.Status.FAILED, Suggestion.Status.OK
     for record, external_id in batch:
@@ -229,12 +310,13 @@ def _stage_batch(
             continue
         if errors:
             continue  # nothing will be stored: only keep checking
+        if file_ids.repeat(found[0], external_id, record.line) or file_ids.repeated:
+            continue  # a repeated id, named once the file is read: nothing will be stored
         if value is None:
             writer.add(found[0], failed_status, None, data.get("raw_output", ""), data["error"].strip(), data)
         else:
             writer.add(found[0], ok_status, dumps_json(value), data.get("raw_output", ""), "", data)
             ok += 1
-        staging.add((record.line, external_id))
     return ok
 
 
@@ -250,7 +332,8 @@ def judge_run_store_outputs(
     """
     kind = project.task_kind
     now = timezone.now()
-    last_item = Item.objects.filter(project=project).aggregate(last=Max("pk"))["last"] or 0
+    span = Item.objects.filter(project=project).aggregate(first=Min("pk"), last=Max("pk"))
+    last_item = span["last"] or 0
     run = JudgeRun.objects.create(
         judge=judge,
         project=project,
@@ -264,8 +347,7 @@ def judge_run_store_outputs(
     )
     orders = option_orders(kind)
     lookup = _ItemLookup(project, with_payload=kind.value_rules_need_payload or orders is not None)
-    # Lines and ids only, so the database names the lines of a repeated id.
-    staging = StagingTable("concord_run_staging", ())
+    file_ids = _FileIds(span["first"] or 0, last_item, shown=errors.cap)
     writer = _SuggestionWriter(run, prompt_sha256)
     ok = written = 0
     try:
@@ -279,26 +361,21 @@ def judge_run_store_outputs(
                     errors.extend(problems, line=record.line)
                 elif external_id is not None:
                     batch.append((record, external_id))
-            ok += _stage_batch(kind, orders, lookup, batch, staging, writer, errors)
+            ok += _stage_batch(kind, orders, lookup, batch, file_ids, writer, errors)
             written += len(batch)
         if not errors:
-            staging.finish()
+            file_ids.report(errors)
+        if not errors:
             writer.finish()
-            staging.report_repeated_ids(errors)
-            if writer.repeated and not errors:  # an item of the file already has this judge's suggestion
-                raise RuntimeError("an item has a suggestion of this judge and prompt already")
     except BaseException:
-        staging.abort()
         writer.abort()
         raise
     finally:
         lookup.close()
         writer.close()
     if errors:
-        staging.abort()
         raise ImportRejected(errors.errors, total=errors.total)
     failed = written - ok
-    staging.drop()
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])
     return RunImportResult(run=run, ok=ok, failed=failed)

@@ -174,6 +174,52 @@ class ImportedRunRulesTests:
         assert f"lines 4, {BATCH + 11}" in refused.value.errors[0].message
         assert not Suggestion.objects.exists() and not JudgeRun.objects.exists()
 
+    def test_repeated_ids_past_the_error_cap_are_named_in_line_order_then_counted(self, copa, tmp_path, settings):
+        settings.CONCORD_IMPORT_ERROR_CAP = 3
+        add_items(copa, 10)
+        lines = [{"external_id": f"item-{n:05d}", "error": "x"} for n in range(10)]
+        lines += [{"external_id": f"item-{n:05d}", "error": "again"} for n in (7, 2, 5, 1, 0)]
+        lines.append({"external_id": "item-00007", "error": "thrice"})
+        with pytest.raises(ImportRejected) as refused:
+            judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m")
+        # The first three ids found repeated (7, 2, 5) named by their first lines; two more counted.
+        assert [e.line for e in refused.value.errors] == [3, 6, 8]
+        assert "lines 8, 11, 16" in refused.value.errors[2].message
+        assert refused.value.total == 5
+        assert not Suggestion.objects.exists() and not JudgeRun.objects.exists()
+
+    def test_repeats_are_found_alike_when_item_ids_are_spread_too_thin_for_cells(self, copa, tmp_path, monkeypatch):
+        from judges.run_files import store
+
+        monkeypatch.setattr(store._FileIds, "MAX_CELLS", 0)
+        add_items(copa, 3)
+        lines = [{"external_id": f"item-{n:05d}", "error": "x"} for n in (0, 1, 2, 1)]
+        with pytest.raises(ImportRejected) as refused:
+            judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m")
+        assert [(e.line, e.field) for e in refused.value.errors] == [(2, "external_id")]
+        assert "lines 2, 4" in refused.value.errors[0].message
+
+    def test_a_write_the_database_refuses_fails_the_import_and_stores_nothing(self, copa, tmp_path):
+        """Suggestions are written while the file is read: a row the table refuses (here: the
+        judge's suggestion for an item it already has) fails the call, not later nor silently."""
+        from django.db import IntegrityError, transaction
+
+        from annotation.errors import ErrorCollector
+        from annotation.importing import Record
+        from judges.run_files import judge_run_store_outputs
+
+        add_items(copa, BATCH + 5)
+        first = judge_run_import(
+            project=copa, path=write_jsonl(tmp_path, [{"external_id": "item-00001", "error": "x"}]), model="m"
+        )
+        records = [Record(n + 1, {"external_id": f"item-{n:05d}", "error": "x"}) for n in range(BATCH + 5)]
+        with pytest.raises(IntegrityError), transaction.atomic():
+            judge_run_store_outputs(
+                project=copa, judge=first.run.judge, records=records, errors=ErrorCollector(cap=50),
+                provenance={}, prompt_sha256=first.run.judge.suggestions.get().prompt_sha256,
+            )  # fmt: skip
+        assert Suggestion.objects.count() == 1
+
     def test_suggestions_follow_the_file_order_across_batches(self, copa, tmp_path):
         add_items(copa, BATCH + 10)
         order = [f"item-{n:05d}" for n in reversed(range(BATCH + 10))]
