@@ -26,11 +26,12 @@ from django.db.models import Q
 
 from annotation.errors import ConcordError
 from annotation.kinds.base import TaskKind
+from annotation.latest import latest_annotations
 from annotation.models import Item, Project
 from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
 from validation.agreement.dimensions import Progress
-from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, latest_annotations, project_ratings
+from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
 from validation.reports.base import Figure, JudgeInfo, ReportBuilder, ReportContext, ReportParameters, Table
 
 __all__ = [
@@ -246,7 +247,9 @@ def load_drafts(source: ReportSource) -> LoadedInput:
             drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
     finals = tuple(
         (item_id, rater, text, visible)
-        for item_id, rater, value, visible in latest_annotations(project, source.parameters.sources or None)
+        for item_id, rater, value, visible in latest_annotations(
+            project=project, sources=source.parameters.sources or None
+        )
         .values_list("item_id", "rater", "value", "suggestion_visible")
         .iterator(chunk_size=5000)
         if (text := kind.draft_text(value)) is not None
@@ -318,7 +321,7 @@ def blinding_notes(project: Project, sources: Sequence[str] | None) -> tuple[str
                 spans[name][-1][1] = end  # shown on through a change of the other fields: one span
             else:
                 spans[name].append([start, end])
-    answers = latest_annotations(project, sources)
+    answers = latest_annotations(project=project, sources=sources)
     total = answers.count()
     notes = []
     for name, windows in sorted(spans.items()):
