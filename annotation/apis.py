@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, require_project_role
 from annotation.assignments import assignment_claim, assignment_for_user, assignment_skip, assignment_submit
 from annotation.importing import import_job_run
 from annotation.importing.services import import_job_record
@@ -32,11 +32,6 @@ ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
 SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
 #: The file name an item import made through the API has in the project's import history.
 API_IMPORT_NAME = "(API request)"
-
-
-def member_project(request, slug: str, *, allowed: set[str] | None = None) -> tuple[Project, set[str]]:
-    """The project if the user belongs to it (else 404, so outsiders learn nothing) with the right role."""
-    return project_access(user=request.user, slug=slug, allowed=allowed, hide_from_outsiders=True)
 
 
 class ProjectOutput(serializers.ModelSerializer):
@@ -116,12 +111,12 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(responses=ProjectOutput)
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug)
+        project, _ = require_project_role(request, slug, api=True)
         return Response(ProjectOutput(project).data)
 
     @extend_schema(request=Input, responses={200: ProjectOutput})
     def patch(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
@@ -158,7 +153,7 @@ class ItemListApi(APIView):
 
     @extend_schema(responses=ItemOutput(many=True))
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=SEES_ALL_VALUES)
+        project, _ = require_project_role(request, slug, SEES_ALL_VALUES, api=True)
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         page = paginator.paginate_queryset(Item.objects.filter(project=project).order_by("pk"), request, view=self)
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
@@ -177,7 +172,7 @@ class ItemListApi(APIView):
         },
     )
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         # The same streaming, all-or-nothing importer as files: the records become a JSONL file first.
@@ -243,7 +238,7 @@ def next_data(claim) -> dict:
 class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=ANNOTATING)
+        project, _ = require_project_role(request, slug, ANNOTATING, api=True)
         claim = assignment_claim(project=project, user=request.user)
         if claim.assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -384,7 +379,7 @@ def annotation_output(roles: set[str]) -> type[serializers.ModelSerializer]:
 class AnnotationListApi(APIView):
     @extend_schema(responses=annotations_schema(many=True))
     def get(self, request, slug: str):
-        project, roles = member_project(request, slug)
+        project, roles = require_project_role(request, slug, api=True)
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()  # ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)
         rows = visible_annotations(project, roles, request.user).order_by("pk")
         page = paginator.paginate_queryset(rows, request, view=self)
@@ -420,12 +415,12 @@ class ValidationSampleApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         return Response({"project": project.slug, "draws": [draw_json(draw) for draw in sample_draws(project=project)]})
 
     @extend_schema(request=Input, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         draw = validation_sample_draw(project=project, user=request.user, **data.validated_data)

@@ -26,7 +26,7 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import member_services as team
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.errors import ValidationFailed
 from annotation.members import project_members
 from annotation.models import Membership, Project, Role
@@ -73,10 +73,6 @@ class AcceptForm(forms.Form):
         if data.get("password1") and data.get("password1") != data.get("password2"):
             self.add_error("password2", "The two passwords differ.")
         return data
-
-
-def _team_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
 
 
 #: The session key remembering the researcher's last "New people" choice, so the next add starts from it.
@@ -149,7 +145,7 @@ def members_add_for(
 
 @login_required
 def team_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     added = shown_once_take(request, name=ADDED_ONCE)
     if not added:
         return _render_team(request, project)
@@ -159,7 +155,7 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def team_add(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = AddMemberForm(request.POST)
     if not form.is_valid():
         return _render_team(request, project, add_form=form, status=400)
@@ -177,7 +173,7 @@ def team_add(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = UploadMembersForm(request.POST, request.FILES)
     if not form.is_valid():
         return _render_team(request, project, upload_form=form, status=400)
@@ -220,7 +216,7 @@ def _refused(request: HttpRequest, project: Project, exc: Exception) -> HttpResp
 @login_required
 @post_only("team", "slug")
 def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     form = RolesForm(request.POST)
     if not form.is_valid():
@@ -235,7 +231,7 @@ def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     paused = request.POST.get("paused") != "0"
     released = team.member_pause(project=project, actor=request.user, user=user, paused=paused)
@@ -247,7 +243,7 @@ def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     try:
         released = team.member_remove(project=project, actor=request.user, user=user)
@@ -261,7 +257,7 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
 def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     """A new invitation link for a member this project invited who has not signed in yet (the old link
     stops working); refused for any other account."""
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     try:
         token = team.invitation_create(project=project, user=user, actor=request.user)
