@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import member_services as team
 from annotation.access import require_project_role
-from annotation.members import MemberRow, project_member, project_members
+from annotation.members import MemberRow, project_member, project_member_user, project_members, project_own_accounts
 from annotation.models import Project, Role
 from annotation.team_views import invitation_link, members_add_for
 
@@ -74,7 +74,7 @@ class MemberListApi(APIView):
     @extend_schema(responses=MemberOutput(many=True))
     def get(self, request, slug: str):
         project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
-        own = team.project_own_accounts(project=project)["own_accounts"]
+        own = project_own_accounts(project=project)["own_accounts"]
         return Response([member_data(row, own) for row in project_members(project=project)])
 
     @extend_schema(
@@ -135,13 +135,13 @@ class MemberDetailApi(APIView):
             return data
 
     def _member(self, project: Project, username: str):
-        user = team.project_member_user(project=project, username=username)
+        user = project_member_user(project=project, username=username)
         if user is None:
             raise Http404(NO_SUCH_MEMBER)
         return user
 
     def _data(self, project: Project, user) -> Response:
-        own = team.project_own_accounts(project=project)["own_accounts"]
+        own = project_own_accounts(project=project)["own_accounts"]
         return Response(member_data(project_member(project=project, username=user.username), own))
 
     @extend_schema(responses=MemberOutput)

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
+from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -168,6 +169,15 @@ def project_size_key(project_id: int) -> str:
     return f"concord:project-size:v3:{project_id}"
 
 
+def project_size_changed(*, project_id: int) -> None:
+    """The one path by which a write that adds or removes items or annotators drops the cached size:
+    at once, and again when the transaction commits (a request reading meanwhile would cache the old
+    counts until then)."""
+    key = project_size_key(project_id)
+    cache.delete(key)
+    transaction.on_commit(lambda: cache.delete(key))
+
+
 def open_items_key(project_id: int) -> str:
     return f"concord:open-items:{project_id}"
 
@@ -175,7 +185,7 @@ def open_items_key(project_id: int) -> str:
 def project_size(*, project: Project) -> ProjectSize:
     """Regular and qualification items, members with quotas. Shown beside every item, so kept in the
     cache for a minute: counting a large project's items on each request would cost more than the rest
-    of it. Imports and membership changes drop the entry."""
+    of it. Imports and membership changes drop the entry (``project_size_changed``)."""
     key = project_size_key(project.pk)
     found = cache.get(key)
     if found is None:

@@ -28,7 +28,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import member_services as team
 from annotation.access import require_project_role
 from annotation.errors import ValidationFailed
-from annotation.members import project_members
+from annotation.member_csv import members_from_csv
+from annotation.members import project_members, project_own_accounts
 from annotation.models import Membership, Project, Role
 from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
 
@@ -92,7 +93,7 @@ def _render_team(request: HttpRequest, project: Project, *, status: int = 200, *
         "max_rows": team.MAX_ROWS,
         "invitation_days": team.INVITATION_DAYS,
         "consent_required": settings.CONCORD_MEMBER_CONSENT,
-        **team.project_own_accounts(project=project),
+        **project_own_accounts(project=project),
         **extra,
     }
     response = render(request, "annotation/team.html", context, status=status)
@@ -183,7 +184,7 @@ def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
         message = team.FILE_TOO_LARGE.format(limit=team.MAX_CSV_BYTES)
         return _render_team(request, project, upload_form=form, upload_errors=[message], status=400)
     try:
-        specs = team.members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
+        specs = members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
         added = members_add_for(request, project, specs, form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         errors = [str(e) for e in exc.errors]

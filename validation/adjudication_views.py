@@ -20,12 +20,12 @@ from validation.goldset import (
     SHAPES,
     adjudication_lists,
     adjudication_next,
-    adjudication_record,
     export_gold,
     gold_summary,
     item_judge_answer,
     item_state,
 )
+from validation.services import adjudication_record
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 NOT_A_DECIDER = "Only the project's experts and researchers adjudicate."

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Max
 
 from annotation.errors import FieldError, ValidationFailed
@@ -354,18 +354,6 @@ def item_judge_answer(*, project: Project, item: Item) -> JudgeAnswer | None:
         .first()
     )
     return JudgeAnswer(judge=run.judge, value=found) if found is not None else None
-
-
-def adjudication_record(*, project: Project, item: Item, expert, value: dict, note: str = "") -> Adjudication:
-    """Store an expert's decision (checked like any value of the kind) as the item's gold."""
-    problems = project.task_kind.check_value(value, payload=item.payload)
-    if problems:
-        raise ValidationFailed(problems)
-    with transaction.atomic():
-        return Adjudication.objects.create(
-            project=project, item=item, expert=expert, value=value, note=note.strip(),
-            reasons=item_state(project=project, item=item).reasons,
-        )  # fmt: skip
 
 
 def gold_records(*, project: Project, shape: str = "concord") -> Iterator[dict]:

@@ -20,6 +20,7 @@ from annotation import member_services as team
 from annotation.assignments import MemberPaused, assignment_claim_next, assignment_submit
 from annotation.errors import ValidationFailed
 from annotation.kinds import get_kind
+from annotation.member_csv import members_from_csv
 from annotation.members import project_members
 from annotation.models import Annotation, Assignment, Invitation, Item, Membership, Role
 from annotation.selectors import annotator_progress, open_items_key, project_size_key
@@ -114,7 +115,7 @@ class AddTests:
 class CsvTests:
     def test_bulk_add_creates_invited_accounts_and_adds_roles(self, study):
         project, people = study
-        specs = team.members_from_csv(
+        specs = members_from_csv(
             csv_bytes(
                 "username,email,role",
                 "outsider,,expert",
@@ -134,7 +135,7 @@ class CsvTests:
 
     def test_bad_lines_name_line_and_field_and_nothing_is_added(self, study):
         project, people = study
-        specs = team.members_from_csv(
+        specs = members_from_csv(
             csv_bytes(
                 "username,email,role",
                 "outsider,,annotator",
@@ -152,16 +153,16 @@ class CsvTests:
 
     def test_header_size_and_row_caps_are_enforced(self, study):
         with pytest.raises(ValidationFailed) as refused:
-            team.members_from_csv(csv_bytes("user,mail", "a,b"))
+            members_from_csv(csv_bytes("user,mail", "a,b"))
         assert refused.value.errors[0].line == 1
         rows = [f"u{n},,annotator" for n in range(team.MAX_ROWS + 1)]
         with pytest.raises(ValidationFailed) as refused:
-            team.members_from_csv(csv_bytes("username,email,role", *rows))
+            members_from_csv(csv_bytes("username,email,role", *rows))
         assert refused.value.errors[0].message == team.TOO_MANY_ROWS.format(limit=team.MAX_ROWS)
         with pytest.raises(ValidationFailed):
-            team.members_from_csv(b"username,email,role\n" + b"x" * team.MAX_CSV_BYTES)
+            members_from_csv(b"username,email,role\n" + b"x" * team.MAX_CSV_BYTES)
         with pytest.raises(ValidationFailed) as refused:
-            team.members_from_csv(b"username,email,role\n\xff\xfe,,annotator\n")
+            members_from_csv(b"username,email,role\n\xff\xfe,,annotator\n")
         assert refused.value.errors[0].message == team.NOT_UTF8
 
 
