@@ -7,11 +7,12 @@ told why) and 404 in the API (``hide_from_outsiders``: a client learns nothing a
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from collections.abc import Set as AbstractSet
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest
 
 from annotation.models import Assignment, Project, Role
 from annotation.selectors import project_with_roles_and_assignment
@@ -36,6 +37,25 @@ def project_access(
         user=user, slug=slug, allowed=allowed, denied=denied, hide_from_outsiders=hide_from_outsiders
     )
     return project, roles
+
+
+def require_project_role(
+    request: HttpRequest, slug: str, roles: Collection[str] | None = None, *, denied: str = "", api: bool = False
+) -> tuple[Project, set[str]]:
+    """The project at ``slug`` and the request user's roles in it, for a page or an API endpoint: the
+    one gate every view module passes through.
+
+    A member without one of ``roles`` (any role will do when None) gets 403 with ``denied`` (or a
+    sentence naming the roles). Someone who is not a member gets 403 on a page and, with ``api``,
+    404, like a project that does not exist; superusers pass.
+    """
+    return project_access(
+        user=request.user,
+        slug=slug,
+        allowed=set(roles) if roles is not None else None,
+        denied=denied,
+        hide_from_outsiders=api,
+    )
 
 
 def project_assignment_access(

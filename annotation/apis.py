@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import cast
 
@@ -21,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, require_project_role
 from annotation.assignments import (
     assignment_claim,
     assignment_for_user,
@@ -47,11 +46,6 @@ def _paginator() -> BasePagination:
     """The configured paginator: ?limit= capped (CONCORD_API_MAX_PAGE_SIZE)."""
     # api_settings imports the class its setting names; DRF's stubs type the setting's dotted path.
     return cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
-
-
-def member_project(request, slug: str, *, allowed: AbstractSet[str] | None = None) -> tuple[Project, set[str]]:
-    """The project if the user belongs to it (else 404, so outsiders learn nothing) with the right role."""
-    return project_access(user=request.user, slug=slug, allowed=allowed, hide_from_outsiders=True)
 
 
 class ProjectOutput(serializers.ModelSerializer):
@@ -132,12 +126,12 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(responses=ProjectOutput)
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug)
+        project, _ = require_project_role(request, slug, api=True)
         return Response(ProjectOutput(project).data)
 
     @extend_schema(request=Input, responses={200: ProjectOutput})
     def patch(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
@@ -174,7 +168,7 @@ class ItemListApi(APIView):
 
     @extend_schema(responses=ItemOutput(many=True))
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=SEES_ALL_VALUES)
+        project, _ = require_project_role(request, slug, SEES_ALL_VALUES, api=True)
         paginator = _paginator()
         page = paginator.paginate_queryset(Item.objects.filter(project=project).order_by("pk"), request, view=self)
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
@@ -193,7 +187,7 @@ class ItemListApi(APIView):
         },
     )
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         # The same streaming, all-or-nothing importer as files: the records become a JSONL file first.
@@ -268,7 +262,7 @@ def next_data(claim) -> dict:
 class AssignmentNextApi(APIView):
     @extend_schema(request=None, responses={200: AssignmentOutput, 204: None})
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=ANNOTATING)
+        project, _ = require_project_role(request, slug, ANNOTATING, api=True)
         claim = assignment_claim(project=project, user=request.user)
         if claim.assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -409,7 +403,7 @@ def annotation_output(roles: set[str]) -> type[serializers.ModelSerializer]:
 class AnnotationListApi(APIView):
     @extend_schema(responses=annotations_schema(many=True))
     def get(self, request, slug: str):
-        project, roles = member_project(request, slug)
+        project, roles = require_project_role(request, slug, api=True)
         paginator = _paginator()
         rows = visible_annotations(project, roles, request.user).order_by("pk")
         page = paginator.paginate_queryset(rows, request, view=self)
@@ -445,12 +439,12 @@ class ValidationSampleApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         return Response({"project": project.slug, "draws": [draw_json(draw) for draw in sample_draws(project=project)]})
 
     @extend_schema(request=Input, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         draw = validation_sample_draw(project=project, user=request.user, **data.validated_data)

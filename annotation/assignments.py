@@ -32,6 +32,7 @@ from django.utils import timezone
 from annotation import selectors, sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.hooks import suggestion_for_item
+from annotation.item_places import places_give_back
 from annotation.models import (
     Annotation,
     AnnotatorState,
@@ -267,6 +268,24 @@ class _LookAgain(Exception):
 
 
 @transaction.atomic
+def assignments_release_held(*, project: Project, user, reason: str) -> int:
+    """Close the user's open assignments in the project as skipped with ``reason`` (a member paused
+    or removed) and give each item's place back, as a skip does; how many."""
+    held = list(
+        Assignment.objects.select_for_update()
+        .filter(project=project, annotator=user, status=Assignment.Status.ASSIGNED)
+        .values_list("pk", "item_id")
+    )
+    if not held:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _ in held]).update(
+        status=Assignment.Status.SKIPPED, skip_reason=reason, completed_at=timezone.now()
+    )
+    # Qualification items never took a place (they go to everyone), so only regular items give one back.
+    places_give_back(Item.objects.filter(pk__in=[item_id for _, item_id in held]))
+    return len(held)
+
+
 def holds_release_expired(*, project: Project, held_before: datetime | None = None) -> int:
     """Give every hold opened before ``held_before`` (default: CONCORD_HOLD_SECONDS ago) back to the
     pool: closed as skipped, the item's place free again, the holder told on their next claim. A

@@ -26,6 +26,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from annotation import panels
 from annotation.kinds.base import RatingDimension, TaskKind
+from annotation.latest import latest_annotations
 from annotation.models import Annotation, Assignment, Item, Project
 
 PAGE_SIZE = 50
@@ -264,10 +265,10 @@ def _kind_dimensions(kind: TaskKind) -> tuple[list[RatingDimension], RatingDimen
     return scores, nominal
 
 
-def latest_values(item_ids: list[int]) -> dict[int, dict[str, Annotation]]:
-    """Each rater's latest annotation per item: one query, the rows in version order."""
+def _latest_answers(item_ids: list[int]) -> dict[int, dict[str, Annotation]]:
+    """Each rater's latest annotation per item, with its time: one query, raters in name order."""
     latest: dict[int, dict[str, Annotation]] = {}
-    rows = Annotation.objects.filter(item_id__in=item_ids).order_by("item_id", "rater", "version")
+    rows = latest_annotations(item_ids=item_ids).order_by("item_id", "rater")
     for annotation in rows.only("item_id", "rater", "version", "value", "created_at"):
         latest.setdefault(annotation.item_id, {})[annotation.rater] = annotation
     return latest
@@ -290,7 +291,7 @@ def _decorate(project: Project, items: list[Item]) -> list[ItemRow]:
             rows[item_id].holding = n
         elif status == Assignment.Status.SKIPPED:
             rows[item_id].skipped = n
-    latest = latest_values(ids)
+    latest = _latest_answers(ids)
     kind = project.task_kind
     score_dims, tally_dim = _kind_dimensions(kind)
     values, owners, payloads = [], [], []

@@ -12,9 +12,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.item_browser import SEARCH_MAX_CHARS, filter_choices, item_detail, item_page, project_item
-from annotation.models import Project, Role
+from annotation.models import Role
 from annotation.panels import item_panels
 from annotation.request_types import HtmxHttpRequest
 from annotation.value_grid import value_grid
@@ -45,13 +45,9 @@ class BrowserQuery(forms.Form):
         return data
 
 
-def _browser_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    return project_access(user=request.user, slug=slug, allowed=BROWSERS, denied=NOT_A_BROWSER)
-
-
 @login_required
 def item_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    project, _ = _browser_project(request, slug)
+    project, _ = require_project_role(request, slug, BROWSERS, denied=NOT_A_BROWSER)
     query = BrowserQuery(request.GET)
     template = "annotation/item_list.html#table" if request.htmx else "annotation/item_list.html"
     if not query.is_valid():
@@ -80,7 +76,7 @@ def item_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
-    project, roles = _browser_project(request, slug)
+    project, roles = require_project_role(request, slug, BROWSERS, denied=NOT_A_BROWSER)
     item = project_item(project=project, item_id=item_id)
     if item is None:
         raise Http404("No such item in this project.")

@@ -15,16 +15,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import member_services as team
-from annotation.access import project_access
-from annotation.members import MemberRow, project_member, project_members
+from annotation.access import require_project_role
+from annotation.members import MemberRow, project_member, project_member_user, project_members, project_own_accounts
 from annotation.models import Project, Role
 from annotation.team_views import invitation_link, members_add_for
 
 NO_SUCH_MEMBER = "no such member of this project"
-
-
-def team_project(request, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, hide_from_outsiders=True)[0]
 
 
 class MemberOutput(serializers.Serializer):
@@ -77,8 +73,8 @@ class MemberListApi(APIView):
 
     @extend_schema(responses=MemberOutput(many=True))
     def get(self, request, slug: str):
-        project = team_project(request, slug)
-        own = team.project_own_accounts(project=project)["own_accounts"]
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
+        own = project_own_accounts(project=project)["own_accounts"]
         return Response([member_data(row, own) for row in project_members(project=project)])
 
     @extend_schema(
@@ -99,7 +95,7 @@ class MemberListApi(APIView):
         },
     )
     def post(self, request, slug: str):
-        project = team_project(request, slug)
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         spec = team.MemberSpec(
@@ -139,26 +135,26 @@ class MemberDetailApi(APIView):
             return data
 
     def _member(self, project: Project, username: str):
-        user = team.project_member_user(project=project, username=username)
+        user = project_member_user(project=project, username=username)
         if user is None:
             raise Http404(NO_SUCH_MEMBER)
         return user
 
     def _data(self, project: Project, user) -> Response:
-        own = team.project_own_accounts(project=project)["own_accounts"]
+        own = project_own_accounts(project=project)["own_accounts"]
         row = project_member(project=project, username=user.username)
         assert row is not None  # the user was just found a member
         return Response(member_data(row, own))
 
     @extend_schema(responses=MemberOutput)
     def get(self, request, slug: str, username: str):
-        project = team_project(request, slug)
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         user = self._member(project, username)
         return self._data(project, user)
 
     @extend_schema(request=Input, responses=MemberOutput)
     def patch(self, request, slug: str, username: str):
-        project = team_project(request, slug)
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         user = self._member(project, username)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -173,7 +169,7 @@ class MemberDetailApi(APIView):
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, slug: str, username: str):
-        project = team_project(request, slug)
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
         user = self._member(project, username)
         team.member_remove(project=project, actor=request.user, user=user)
         return Response(status=status.HTTP_204_NO_CONTENT)

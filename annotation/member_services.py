@@ -17,9 +17,7 @@ goes beyond what they entered and "added" / "invitation sent".
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,18 +27,17 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.hashers import make_password
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from annotation.assignments import assignments_release_held
 from annotation.errors import ConcordError, ErrorCollector, FieldError, ValidationFailed
-from annotation.models import REOPENED, Assignment, Invitation, Item, Membership, Project, ProvisionedAccount, Role
-from annotation.selectors import project_size_key
+from annotation.models import Invitation, Membership, Project, ProvisionedAccount, Role
+from annotation.selectors import project_size_changed
 
 User = get_user_model()
 
@@ -337,7 +334,7 @@ def _members_write(
             )
         )
     Membership.objects.bulk_create(new_rows)
-    cache.delete(project_size_key(project.pk))
+    project_size_changed(project_id=project.pk)
     return results
 
 
@@ -521,47 +518,8 @@ def invitation_join(*, token_sha256: str, user: Any) -> Invitation:
     project = invitation.project
     paused = Membership.objects.filter(project=project, user=user, paused=True).exists()
     Membership.objects.get_or_create(project=project, user=user, role=invitation.joins_as, defaults={"paused": paused})
-    cache.delete(project_size_key(project.pk))
+    project_size_changed(project_id=project.pk)
     return invitation
-
-
-# -- the CSV -------------------------------------------------------------------------------------
-
-
-def members_from_csv(data: bytes) -> list[MemberSpec]:
-    """People from a CSV with the header ``username,email,role`` (any order), line numbers kept.
-    Problems are a ValidationFailed naming each line and field; nothing is read past the caps."""
-    if len(data) > MAX_CSV_BYTES:
-        raise ValidationFailed([FieldError("file", FILE_TOO_LARGE.format(limit=MAX_CSV_BYTES))])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValidationFailed([FieldError("file", NOT_UTF8)]) from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    names = [cell.strip().lower() for cell in header or []]
-    if sorted(names) != sorted(CSV_COLUMNS):
-        got = ",".join(header or []) or "nothing"
-        raise ValidationFailed([FieldError("", BAD_HEADER.format(got=got[:80]), line=1)])
-    position = {name: names.index(name) for name in CSV_COLUMNS}
-    specs: list[MemberSpec] = []
-    errors = ErrorCollector()
-    for cells in reader:
-        line = reader.line_num
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(specs) >= MAX_ROWS:
-            raise ValidationFailed([FieldError("", TOO_MANY_ROWS.format(limit=MAX_ROWS), line=line)])
-        if len(cells) != len(CSV_COLUMNS):
-            errors.add(FieldError("", BAD_ROW_WIDTH.format(n=len(cells)), line=line))
-            continue
-        values = {name: cells[index].strip() for name, index in position.items()}
-        specs.append(MemberSpec(username=values["username"], email=values["email"], role=values["role"], line=line))
-    if errors:
-        raise ValidationFailed(errors.errors, total=errors.total)
-    if not specs:
-        raise ValidationFailed([FieldError("file", EMPTY_FILE)])
-    return specs
 
 
 # -- changing, pausing, removing -----------------------------------------------------------------
@@ -601,7 +559,7 @@ def member_set_roles(*, project: Project, actor: Any, user: Any, roles: Iterable
     Membership.objects.bulk_create(
         [Membership(project=project, user=user, role=role, paused=paused) for role in roles if role not in have]
     )
-    cache.delete(project_size_key(project.pk))
+    project_size_changed(project_id=project.pk)
     return roles
 
 
@@ -610,9 +568,10 @@ def member_pause(*, project: Project, actor: Any, user: Any, paused: bool = True
     """Pause (or resume) a member: no new items while paused; their answers stay, and the items they
     hold go back to the pool for others. Returns how many items were released."""
     _require_manager(project, actor)
-    rows = _member_rows(project, user)
-    rows.update(paused=paused)
-    return _release_open_assignments(project, user, action="paused") if paused else 0
+    _member_rows(project, user).update(paused=paused)
+    if not paused:
+        return 0
+    return assignments_release_held(project=project, user=user, reason=RELEASED.format(action="paused"))
 
 
 @transaction.atomic
@@ -624,27 +583,8 @@ def member_remove(*, project: Project, actor: Any, user: Any) -> int:
     _keeps_a_researcher(project, user, keeps_role=False)
     rows.delete()
     Invitation.objects.filter(project=project, user=user, accepted_at__isnull=True).delete()
-    cache.delete(project_size_key(project.pk))
-    return _release_open_assignments(project, user, action="removed")
-
-
-def _release_open_assignments(project: Project, user: Any, *, action: str) -> int:
-    """Close the member's open assignments as skipped and give each item's place back, as a skip does."""
-    held = list(
-        Assignment.objects.select_for_update()
-        .filter(project=project, annotator=user, status=Assignment.Status.ASSIGNED)
-        .values_list("pk", "item_id")
-    )
-    if not held:
-        return 0
-    Assignment.objects.filter(pk__in=[pk for pk, _ in held]).update(
-        status=Assignment.Status.SKIPPED, skip_reason=RELEASED.format(action=action), completed_at=timezone.now()
-    )
-    # Qualification items never took a place (they go to everyone), so only regular items give one back.
-    Item.objects.filter(pk__in=[item_id for _, item_id in held], gold_value__isnull=True).update(
-        assigned_count=F("assigned_count") - 1, is_open=REOPENED
-    )
-    return len(held)
+    project_size_changed(project_id=project.pk)
+    return assignments_release_held(project=project, user=user, reason=RELEASED.format(action="removed"))
 
 
 @transaction.atomic
@@ -658,24 +598,3 @@ def member_update(
         return member_pause(project=project, actor=actor, user=user, paused=paused)
     _require_manager(project, actor)
     return 0
-
-
-def project_member_user(*, project: Project, username: str) -> Any | None:
-    """The account of the project's member called ``username``, or None."""
-    if not username or len(username) > MAX_USERNAME:
-        return None
-    return User.objects.filter(username=username, memberships__project=project).distinct().first()
-
-
-def project_own_accounts(*, project: Project) -> dict[str, set[int]]:
-    """Ids of the accounts this project made (``own_accounts``: the e-mail shown is the one its researcher
-    typed) and of those that may still get an account link (``invitable``)."""
-    own, invitable = set(), set()
-    rows = ProvisionedAccount.objects.filter(project=project).values_list(
-        "user_id", "invitable", "user__is_active", "user__last_login"
-    )
-    for user_id, can_invite, active, last_login in rows:
-        own.add(user_id)
-        if can_invite and not active and last_login is None:
-            invitable.add(user_id)
-    return {"own_accounts": own, "invitable": invitable}

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.models import Assignment, Invitation, Membership, Project, Role
+from annotation.member_services import MAX_USERNAME
+from annotation.models import Assignment, Invitation, Membership, Project, ProvisionedAccount, Role
 from annotation.selectors import annotator_quota, member_share, team_availability
 
 User = get_user_model()
@@ -125,3 +127,24 @@ def project_members(*, project: Project, username: str | None = None) -> list[Me
 def project_member(*, project: Project, username: str) -> MemberRow | None:
     found = project_members(project=project, username=username)
     return found[0] if found else None
+
+
+def project_member_user(*, project: Project, username: str) -> Any | None:
+    """The account of the project's member called ``username``, or None."""
+    if not username or len(username) > MAX_USERNAME:
+        return None
+    return User.objects.filter(username=username, memberships__project=project).distinct().first()
+
+
+def project_own_accounts(*, project: Project) -> dict[str, set[int]]:
+    """Ids of the accounts this project made (``own_accounts``: the e-mail shown is the one its researcher
+    typed) and of those that may still get an account link (``invitable``)."""
+    own, invitable = set(), set()
+    rows = ProvisionedAccount.objects.filter(project=project).values_list(
+        "user_id", "invitable", "user__is_active", "user__last_login"
+    )
+    for user_id, can_invite, active, last_login in rows:
+        own.add(user_id)
+        if can_invite and not active and last_login is None:
+            invitable.add(user_id)
+    return {"own_accounts": own, "invitable": invitable}

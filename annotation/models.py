@@ -9,9 +9,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import ExpressionWrapper, Q
+from django.db.models import Q
 
 from annotation.hooks import check_project_rules
+from annotation.item_places import open_when_created
 from annotation.kinds import get_kind, kind_choices
 
 
@@ -259,17 +260,12 @@ class Item(models.Model):
     def save(self, *args, **kwargs) -> None:
         if self._state.adding and not self.order_key:
             self.order_key = item_order_key(self.project.seed, self.external_id)
-            self.is_open = self.gold_value is None
+            self.is_open = open_when_created(self.gold_value)
         super().save(*args, **kwargs)
 
     @property
     def is_qualification(self) -> bool:
         return self.gold_value is not None
-
-
-#: What ``is_open`` becomes when an item gives a place back (a skip, a released hold): open again,
-#: unless a validation sample left it out.
-REOPENED = ExpressionWrapper(Q(held_out=False), output_field=models.BooleanField())
 
 
 def item_order_key(seed: int, external_id: str) -> int:

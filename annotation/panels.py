@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.registry import Registry
+
 PanelFunc = Callable[..., dict | None]
 FilterFunc = Callable[..., set[int]]
 
@@ -51,39 +53,40 @@ class RenderedPanel:
     context: dict[str, Any] = field(default_factory=dict)
 
 
-_PROJECT_PANELS: dict[str, ItemPanel] = {}
-_PANELS: dict[str, ItemPanel] = {}
-_FILTERS: dict[str, ItemFilter] = {}
+#: The registries (:class:`annotation.registry.Registry`); a test adds an entry with ``registered``.
+PROJECT_PANELS: Registry[ItemPanel] = Registry("project panel", replaces=True)
+ITEM_PANELS: Registry[ItemPanel] = Registry("item panel", replaces=True)
+ITEM_FILTERS: Registry[ItemFilter] = Registry("item filter", replaces=True)
 
 
 def register_project_panel(name: str, func: PanelFunc, *, template: str, order: int = 100) -> None:
     """Show ``template`` on every project page, with ``panel`` set to what ``func`` returns."""
-    _PROJECT_PANELS[name] = ItemPanel(name=name, template=template, func=func, order=order)
+    PROJECT_PANELS.register(name, ItemPanel(name=name, template=template, func=func, order=order))
 
 
 def register_item_panel(name: str, func: PanelFunc, *, template: str, order: int = 100) -> None:
     """Show ``template`` on every item page, with ``panel`` set to what ``func`` returns."""
-    _PANELS[name] = ItemPanel(name=name, template=template, func=func, order=order)
+    ITEM_PANELS.register(name, ItemPanel(name=name, template=template, func=func, order=order))
 
 
 def register_item_filter(name: str, func: FilterFunc, *, label: str) -> None:
     """Offer ``name`` as an item-browser filter; ``func`` picks the matching items of a batch."""
-    _FILTERS[name] = ItemFilter(name=name, label=label, func=func)
+    ITEM_FILTERS.register(name, ItemFilter(name=name, label=label, func=func))
 
 
 def project_panels(*, project: Any, user: Any, roles: set[str]) -> list[RenderedPanel]:
     """The registered panels for this project page, in their order, leaving out those that return None."""
-    return _render(_PROJECT_PANELS, project=project, user=user, roles=roles)
+    return _render(PROJECT_PANELS, project=project, user=user, roles=roles)
 
 
 def item_panels(*, project: Any, item: Any, user: Any, roles: set[str]) -> list[RenderedPanel]:
     """The registered panels for this item page, in their order, leaving out those that return None."""
-    return _render(_PANELS, project=project, item=item, user=user, roles=roles)
+    return _render(ITEM_PANELS, project=project, item=item, user=user, roles=roles)
 
 
-def _render(panels: dict[str, ItemPanel], **arguments: Any) -> list[RenderedPanel]:
+def _render(panels: Registry[ItemPanel], **arguments: Any) -> list[RenderedPanel]:
     rendered = []
-    for panel in sorted(panels.values(), key=lambda p: (p.order, p.name)):
+    for panel in sorted(panels.all(), key=lambda p: (p.order, p.name)):
         context = panel.func(**arguments)
         if context is not None:
             rendered.append(RenderedPanel(name=panel.name, template=panel.template, context=context))
@@ -91,9 +94,9 @@ def _render(panels: dict[str, ItemPanel], **arguments: Any) -> list[RenderedPane
 
 
 def item_filters() -> dict[str, ItemFilter]:
-    return dict(_FILTERS)
+    return dict(ITEM_FILTERS.items())
 
 
 def matching_ids(name: str, *, project: Any, items: Sequence[Any]) -> set[int]:
     """The ids among ``items`` that the registered filter ``name`` keeps."""
-    return _FILTERS[name].func(project=project, items=items)
+    return ITEM_FILTERS.get(name).func(project=project, items=items)

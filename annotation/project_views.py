@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, project_access
+from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, require_project_role
 from annotation.kinds import all_kinds, kind_choices
 from annotation.models import Project, Role, SuggestionExposure
 from annotation.post_redirect import post_only
@@ -234,11 +234,6 @@ def _require_creator(request: HttpRequest) -> None:
         raise PermissionDenied(CANNOT_CREATE_PROJECTS)
 
 
-def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    project, _ = project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
-    return project
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_new(request: HttpRequest) -> HttpResponse:
@@ -259,7 +254,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     locks = project_setting_locks(project=project)
     preview_url = reverse("project_settings_preview", args=[project.slug])
     form = ProjectForm(request.POST or None, project=project, locks=locks, preview_url=preview_url)
@@ -278,7 +273,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("project_settings", "slug")
 def project_archive_view(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     restore = request.POST.get("restore") == "1"
     project_archive(project=project, archived=not restore)
     if restore:
@@ -295,7 +290,7 @@ def guidelines_preview(request: HttpRequest, slug: str | None = None) -> HttpRes
     if slug is None:
         _require_creator(request)
     else:
-        _researcher_project(request, slug)
+        require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     text = request.POST.get("guidelines", "")
     if len(text) > GUIDELINES_MAX_CHARS:
         context = {"error": GUIDELINES_TOO_LONG}

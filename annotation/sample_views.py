@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.errors import ConcordError, ValidationFailed
 from annotation.models import Role, ValidationSample
 from annotation.sampling import MAX_DRAW, MAX_SEED, sample_draws, validation_sample_draw
@@ -34,7 +34,7 @@ class DrawForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def validation_sample_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project = project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     draws = sample_draws(project=project)
     strata_field = draws[0].sample.strata_field if draws else ""
     form = DrawForm(request.POST or None, initial={"n": request.GET.get("n"), "strata": strata_field})

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
+from django.db.models import Exists, OuterRef
 
 from annotation.errors import ConcordError, FieldError, ValidationFailed
+from annotation.item_places import places_hold_out, places_serve
 from annotation.models import Item, Project, SampleDraw, SampleItem, ValidationSample
 
 __all__ = [
@@ -140,10 +141,6 @@ def _allocate(want: int, remaining: dict[str, int], sizes: dict[str, int], alloc
     return take
 
 
-def _reopen_condition(project: Project) -> ExpressionWrapper:
-    return ExpressionWrapper(Q(assigned_count__lt=project.overlap), output_field=BooleanField())
-
-
 @transaction.atomic
 def validation_sample_draw(
     *,
@@ -227,9 +224,7 @@ def _serve_only_sampled(project: Project, sample: ValidationSample, new_ids: Ite
     """Sampled items are served as any item; the others are held out (closed, never reopened)."""
     new_ids = list(new_ids)
     for start in range(0, len(new_ids), 900):
-        Item.objects.filter(pk__in=new_ids[start : start + 900]).update(
-            held_out=False, is_open=_reopen_condition(project)
-        )
+        places_serve(Item.objects.filter(pk__in=new_ids[start : start + 900]), overlap=project.overlap)
     sample_hold_out_new_items(project=project)
 
 
@@ -240,10 +235,8 @@ def sample_hold_out_new_items(*, project: Project) -> int:
     if sample is None:
         return 0
     sampled = SampleItem.objects.filter(sample=sample, item_id=OuterRef("pk"))
-    return (
-        Item.objects.filter(project=project, gold_value__isnull=True, held_out=False)
-        .exclude(Exists(sampled))
-        .update(held_out=True, is_open=False)
+    return places_hold_out(
+        Item.objects.filter(project=project, gold_value__isnull=True, held_out=False).exclude(Exists(sampled))
     )
 
 

@@ -12,11 +12,13 @@ from typing import Any, cast
 from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, JSONField, OuterRef, Q, Subquery
+from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation import sql
 from annotation.hooks import suggestion_for_item
+from annotation.latest import latest_annotations, latest_values
 from annotation.models import Annotation, Assignment, ImportJob, Item, Membership, Project, Role
 
 
@@ -167,6 +169,15 @@ def project_size_key(project_id: int) -> str:
     return f"concord:project-size:v3:{project_id}"
 
 
+def project_size_changed(*, project_id: int) -> None:
+    """The one path by which a write that adds or removes items or annotators drops the cached size:
+    at once, and again when the transaction commits (a request reading meanwhile would cache the old
+    counts until then)."""
+    key = project_size_key(project_id)
+    cache.delete(key)
+    transaction.on_commit(lambda: cache.delete(key))
+
+
 def open_items_key(project_id: int) -> str:
     return f"concord:open-items:{project_id}"
 
@@ -174,7 +185,7 @@ def open_items_key(project_id: int) -> str:
 def project_size(*, project: Project) -> ProjectSize:
     """Regular and qualification items, members with quotas. Shown beside every item, so kept in the
     cache for a minute: counting a large project's items on each request would cost more than the rest
-    of it. Imports and membership changes drop the entry."""
+    of it. Imports and membership changes drop the entry (``project_size_changed``)."""
     key = project_size_key(project.pk)
     found = cache.get(key)
     if found is None:
@@ -319,27 +330,28 @@ def team_availability(*, project: Project) -> TeamAvailability:
 
 
 def latest_own_value(*, item: Item, user) -> dict | None:
-    return (
-        Annotation.objects.filter(item=item, rater=user.username)
-        .order_by("-version")
-        .values_list("value", flat=True)
-        .first()
-    )
+    return latest_values([item.pk], rater=user.username).get(item.pk, {}).get(user.username)
 
 
 def own_history(*, project: Project, user, limit: int = 200) -> list[Assignment]:
     """The user's finished items, newest first, each with its latest version: number, time and value."""
-    latest = Annotation.objects.filter(item=OuterRef("item_id"), rater=user.username).order_by("-version")
-    return list(
+    done = list(
         Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.SUBMITTED)
         .select_related("item")
-        .annotate(
-            latest_version=Subquery(latest.values("version")[:1]),
-            latest_at=Subquery(latest.values("created_at")[:1]),
-            latest_value=Subquery(latest.values("value")[:1], output_field=JSONField()),
-        )
         .order_by("-completed_at")[:limit]
     )
+    newest = {
+        annotation.item_id: annotation
+        for annotation in latest_annotations(item_ids=[a.item_id for a in done], rater=user.username).only(
+            "item_id", "version", "created_at", "value"
+        )
+    }
+    for assignment in done:
+        latest = newest.get(assignment.item_id)
+        assignment.latest_version = latest.version if latest else None
+        assignment.latest_at = latest.created_at if latest else None
+        assignment.latest_value = latest.value if latest else None
+    return done
 
 
 def own_skipped(*, project: Project, user, limit: int = 200) -> list[Assignment]:
@@ -373,14 +385,7 @@ def last_closed(*, project: Project, user) -> Assignment | None:
 
 def peer_values(*, item: Item, user) -> list[dict]:
     """Other raters' latest values on an item — only for kinds and roles allowed to see them (reviews)."""
-    newest: dict[str, dict] = {}
-    for rater, value in (
-        Annotation.objects.filter(item=item)
-        .exclude(rater=user.username)
-        .order_by("rater", "version")
-        .values_list("rater", "value")
-    ):
-        newest[rater] = value
+    newest = latest_values([item.pk], exclude_rater=user.username).get(item.pk, {})
     return [{"rater": rater, "value": value} for rater, value in newest.items()]
 
 
@@ -460,16 +465,14 @@ def annotator_stats(*, project: Project) -> list[AnnotatorStats]:
 def _qualification_scores(project: Project) -> dict[str, list[float]]:
     """Each rater's latest answer on each qualification item, scored by the kind against the known answer."""
     kind = project.task_kind
-    latest: dict[tuple[int, str], tuple[Any, Any]] = {}
     rows = (
-        Annotation.objects.filter(project=project, item__gold_value__isnull=False)
-        .order_by("item_id", "rater", "version")
-        .values_list("item_id", "rater", "value", "item__gold_value")
+        latest_annotations(project=project)
+        .filter(item__gold_value__isnull=False)
+        .order_by("item_id", "rater")
+        .values_list("rater", "value", "item__gold_value")
     )
-    for item_id, rater, value, gold in rows:
-        latest[(item_id, rater)] = (value, gold)
     scores: dict[str, list[float]] = {}
-    for (_, rater), (value, gold) in latest.items():
+    for rater, value, gold in rows:
         scores.setdefault(rater, []).append(kind.gold_score(value, gold))
     return scores
 

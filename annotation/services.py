@@ -9,10 +9,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation import sql
@@ -27,8 +26,9 @@ from annotation.errors import (
 )
 from annotation.importing import file_format
 from annotation.importing.services import import_job_record
+from annotation.item_places import places_follow_overlap
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
-from annotation.selectors import project_size_key
+from annotation.selectors import project_size_changed
 
 User = get_user_model()
 
@@ -178,12 +178,7 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     if changed:
         project.save(update_fields=changed)
     if "overlap" in changed:
-        # An item is open while it has fewer than k annotators (qualification items go to everyone).
-        # Items a validation sample held out stay closed.
-        still_open = ExpressionWrapper(
-            Q(assigned_count__lt=project.overlap, held_out=False), output_field=BooleanField()
-        )
-        Item.objects.filter(project=project, gold_value__isnull=True).update(is_open=still_open)
+        places_follow_overlap(Item.objects.filter(project=project), overlap=project.overlap)
     return project
 
 
@@ -200,7 +195,7 @@ def project_archive(*, project: Project, archived: bool = True) -> Project:
 def membership_add(*, project: Project, user: Any, role: str) -> Membership:
     membership, created = Membership.objects.get_or_create(project=project, user=user, role=role)
     if created:
-        cache.delete(project_size_key(project.pk))
+        project_size_changed(project_id=project.pk)
     return membership
 
 

@@ -14,6 +14,7 @@ from django.db.models import Count
 from django.urls import reverse
 
 from annotation.models import Annotation, Item, Membership, Project, Role
+from annotation.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -28,16 +29,17 @@ class SetupStep:
 
 #: A step for the project, or None where it does not apply to the project (e.g. its kind has no generator).
 StepFunction = Callable[[Project], SetupStep | None]
-_STEPS: dict[str, tuple[int, StepFunction]] = {}
+#: (order, step) by key (an :class:`annotation.registry.Registry`; registering a key again replaces it).
+SETUP_STEPS: Registry[tuple[int, StepFunction]] = Registry("setup step", replaces=True)
 
 
 def register_setup_step(*, key: str, order: int, step: StepFunction) -> None:
     """Add (or replace) the step called ``key``; steps are listed by ``order``."""
-    _STEPS[key] = (order, step)
+    SETUP_STEPS.register(key, (order, step))
 
 
 def setup_checklist(*, project: Project) -> list[SetupStep]:
-    steps = (step(project) for _order, step in sorted(_STEPS.values(), key=lambda entry: entry[0]))
+    steps = (step(project) for _order, step in sorted(SETUP_STEPS.all(), key=lambda entry: entry[0]))
     return [step for step in steps if step is not None]
 
 

@@ -24,6 +24,7 @@ import orjson
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 
+from annotation.item_places import give_places_back_sql, take_place_sql
 from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, Role
 
 Model = TypeVar("Model", bound=models.Model)
@@ -189,10 +190,7 @@ UPDATE {_A.table} SET {_A.status} = %s, {_A.skip_reason} = %s, {_A.completed_at}
 WHERE {_A.project} = %s AND {_A.status} = %s AND {_A.opened_at} < %s
 RETURNING {_A.item}, {_A.annotator}
 """
-GIVE_PLACES_BACK_SQL = f"""
-UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} - %s, {_I.is_open} = NOT {_I.held_out}
-WHERE {_I.id} = %s AND {_I.gold_value} IS NULL
-"""
+GIVE_PLACES_BACK_SQL = give_places_back_sql(_I)
 COUNT_EXPIRED_SQL = f"""
 UPDATE {_S.table} SET {_S.holds_expired} = {_S.holds_expired} + %s WHERE {_S.project} = %s AND {_S.annotator} = %s
 """
@@ -226,12 +224,8 @@ def next_in_blocks_sql(blocks: int) -> str:
     return "\nUNION ALL\n".join(_IN_BLOCK.format(n=n) for n in range(blocks)) + "\nLIMIT 1"
 
 
-# The conditional UPDATE that keeps an item at k annotators however many ask at once.
-_TAKE_PLACE = f"""
-UPDATE {_I.table} SET {_I.assigned_count} = {_I.assigned_count} + 1, {_I.is_open} = ({_I.assigned_count} + 1 < %s)
-WHERE {_I.id} = {{item}} AND {_I.is_open} AND {_I.assigned_count} < %s
-"""
-TAKE_PLACE_SQL = _TAKE_PLACE.format(item="%s")
+# The conditional UPDATE that keeps an item at k annotators however many ask at once (annotation.item_places).
+TAKE_PLACE_SQL = take_place_sql(_I, item="%s")
 
 
 @cache
@@ -239,7 +233,7 @@ def take_in_blocks_sql(blocks: int) -> str:
     """Find the item of ``next_in_blocks_sql`` and take a place on it, in one statement: the row
     comes back when the place was taken; nothing when there was no item or its last place went first."""
     found = f"(SELECT b.{_I.id} FROM (\n{next_in_blocks_sql(blocks)}\n) b)"
-    return _TAKE_PLACE.format(item=found) + "RETURNING *"
+    return take_place_sql(_I, item=found) + "RETURNING *"
 
 
 ASSIGNMENT_FIELDS = (

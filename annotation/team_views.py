@@ -26,9 +26,10 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import member_services as team
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.errors import ConcordError, ValidationFailed
-from annotation.members import project_members
+from annotation.member_csv import members_from_csv
+from annotation.members import project_members, project_own_accounts
 from annotation.models import Membership, Project, Role
 from annotation.post_redirect import post_only, shown_once_forget, shown_once_keep, shown_once_take
 
@@ -76,10 +77,6 @@ class AcceptForm(forms.Form):
         return data
 
 
-def _team_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
-
-
 #: The session key remembering the researcher's last "New people" choice, so the next add starts from it.
 ACCOUNTS_CHOICE_SESSION_KEY = "concord_team_accounts"
 #: The shown-once name of the rows just added (links and temporary passwords among them).
@@ -97,7 +94,7 @@ def _render_team(request: HttpRequest, project: Project, *, status: int = 200, *
         "max_rows": team.MAX_ROWS,
         "invitation_days": team.INVITATION_DAYS,
         "consent_required": settings.CONCORD_MEMBER_CONSENT,
-        **team.project_own_accounts(project=project),
+        **project_own_accounts(project=project),
         **extra,
     }
     response = render(request, "annotation/team.html", context, status=status)
@@ -150,7 +147,7 @@ def members_add_for(
 
 @login_required
 def team_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     added = shown_once_take(request, name=ADDED_ONCE)
     if not added:
         return _render_team(request, project)
@@ -160,7 +157,7 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def team_add(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = AddMemberForm(request.POST)
     if not form.is_valid():
         return _render_team(request, project, add_form=form, status=400)
@@ -178,7 +175,7 @@ def team_add(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = UploadMembersForm(request.POST, request.FILES)
     if not form.is_valid():
         return _render_team(request, project, upload_form=form, status=400)
@@ -188,7 +185,7 @@ def team_upload(request: HttpRequest, slug: str) -> HttpResponse:
         message = team.FILE_TOO_LARGE.format(limit=team.MAX_CSV_BYTES)
         return _render_team(request, project, upload_form=form, upload_errors=[message], status=400)
     try:
-        specs = team.members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
+        specs = members_from_csv(upload.read(team.MAX_CSV_BYTES + 1))
         added = members_add_for(request, project, specs, form.cleaned_data["accounts"])
     except ValidationFailed as exc:
         errors = [str(e) for e in exc.errors]
@@ -221,7 +218,7 @@ def _refused(request: HttpRequest, project: Project, exc: ConcordError) -> HttpR
 @login_required
 @post_only("team", "slug")
 def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     form = RolesForm(request.POST)
     if not form.is_valid():
@@ -236,7 +233,7 @@ def member_roles(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     paused = request.POST.get("paused") != "0"
     released = team.member_pause(project=project, actor=request.user, user=user, paused=paused)
@@ -248,7 +245,7 @@ def member_pause(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
 @login_required
 @post_only("team", "slug")
 def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     try:
         released = team.member_remove(project=project, actor=request.user, user=user)
@@ -262,7 +259,7 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
 def member_invite(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     """A new invitation link for a member this project invited who has not signed in yet (the old link
     stops working); refused for any other account."""
-    project = _team_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     user = _member(project, user_id)
     try:
         token = team.invitation_create(project=project, user=user, actor=request.user)

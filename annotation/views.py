@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, replace_url, reswap, retarget
 
-from annotation.access import project_access, project_assignment_access
+from annotation.access import project_assignment_access, require_project_role
 from annotation.assignments import (
     NOT_YOUR_ASSIGNMENT,
     AssignmentClosed,
@@ -73,10 +73,6 @@ class ImportForm(forms.Form):
     )
 
 
-def _member_project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    return project_access(user=request.user, slug=slug)
-
-
 def _require_researcher(request: HttpRequest, roles: set[str]) -> None:
     if Role.RESEARCHER not in roles and not request.user.is_superuser:
         raise PermissionDenied(NOT_A_RESEARCHER)
@@ -89,7 +85,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    project, _ = _member_project(request, slug)
+    project, _ = require_project_role(request, slug)
     return render(request, "annotation/project_detail.html", _project_context(request, project))
 
 
@@ -112,7 +108,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
 @login_required
 @post_only("project_detail", "slug")
 def import_upload(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    project, roles = _member_project(request, slug)
+    project, roles = require_project_role(request, slug)
     _require_researcher(request, roles)
     form = ImportForm(request.POST, request.FILES)
     if form.is_valid():
@@ -147,7 +143,7 @@ def import_upload(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def import_status(request: HtmxHttpRequest, slug: str, job_id: int) -> HttpResponse:
-    project, roles = _member_project(request, slug)
+    project, roles = require_project_role(request, slug)
     _require_researcher(request, roles)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
     response = render(request, "annotation/project_detail.html#import-job", {"p": import_job_progress(job=job)})

@@ -21,7 +21,7 @@ from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis import member_project
+from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Project, Role
 from judges.backends import runnable_backend_choices
@@ -98,13 +98,13 @@ class JudgeRunListApi(APIView):
 
     @extend_schema(responses=RunOutput(many=True))
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=RESEARCHERS)
+        project, _ = require_project_role(request, slug, RESEARCHERS, api=True)
         runs = runs_for_project(project=project).select_related("judge")[:100]
         return Response(RunOutput([run_progress(run=run) for run in runs], many=True).data)
 
     @extend_schema(request=Input, responses={201: RunOutput})
     def post(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=RESEARCHERS)
+        project, _ = require_project_role(request, slug, RESEARCHERS, api=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
@@ -192,7 +192,7 @@ def uploaded(
     """A researcher's upload: the project, the checked options (form fields of a multipart body, or the
     query string beside a JSON Lines body; ``json_field`` a JSON object given as text) and the file,
     copied to disk while the block runs. 400 naming the field when an option or the file is bad."""
-    project, _ = member_project(request, slug, allowed=RESEARCHERS)
+    project, _ = require_project_role(request, slug, RESEARCHERS, api=True)
     multipart = request.content_type.startswith("multipart/")
     data = input_class(data=request.data if multipart else request.query_params)
     data.is_valid(raise_exception=True)
@@ -334,7 +334,7 @@ class GenerationRunListApi(APIView):
 
     @extend_schema(responses=GenerationRunOutput(many=True))
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed=RESEARCHERS)
+        project, _ = require_project_role(request, slug, RESEARCHERS, api=True)
         runs = generation_runs_for_project(project=project)[:100]
         return Response(GenerationRunOutput([run_progress(run=run) for run in runs], many=True).data)
 
@@ -366,7 +366,7 @@ def _visible_run(request: Any, run_type: str, run_id: int) -> Any:
     run = spec.run_model.objects.select_related("project", *spec.run_related).filter(pk=run_id).first()
     if run is None:
         raise Http404("no such run")
-    member_project(request, run.project.slug, allowed=RESEARCHERS)
+    require_project_role(request, run.project.slug, RESEARCHERS, api=True)
     return run
 
 

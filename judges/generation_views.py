@@ -18,8 +18,9 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from annotation.access import require_project_role
 from annotation.errors import ImportRejected, ValidationFailed
-from annotation.models import Project
+from annotation.models import Project, Role
 from judges.errors import JudgeError
 from judges.generation.execution import GENERATION_RUNS
 from judges.generation.forms import GenerateForm
@@ -30,7 +31,7 @@ from judges.generation.selectors import (
 )
 from judges.generation.services import generation_run_start
 from judges.models import GenerationRun
-from judges.runs.views import project_run, researcher_project
+from judges.runs.views import NOT_A_RESEARCHER, project_run
 from judges.selectors import run_progress
 from judges.tasks import run_dispatch
 
@@ -56,7 +57,7 @@ def _max_bytes() -> int:
 
 @login_required
 def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     if request.method != "POST":
         return _page(request, project)
     form = GenerateForm(request.POST, request.FILES, project=project)
@@ -104,7 +105,7 @@ def generate_items(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def generation_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     run = cast(GenerationRun, project_run(project, GENERATION_RUNS, run_id))
     failures = Paginator(generation_failures(run=run), FAILURES_PER_PAGE).get_page(request.GET.get("page"))
     context = {

@@ -24,8 +24,8 @@ import hashlib
 import inspect
 import json
 import string
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,8 +33,9 @@ from typing import Any, ClassVar
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
-from annotation.kinds import get_kind
+from annotation.kinds import KINDS, get_kind
 from annotation.kinds.base import describe_schema_error, field_path
+from annotation.registry import Registry
 from judges.backends import backend_class, backend_names
 from judges.errors import JudgeOutputInvalid
 from judges.kinds import kind_modules
@@ -279,36 +280,27 @@ class Generator(TemplatePrompt):
 # -- registry -----------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Registry:
-    prompts: dict[str, Prompt] = field(default_factory=dict)
-
-    def add(self, prompt: Prompt) -> None:
-        if prompt.key in self.prompts:
-            raise ValueError(f"prompt {prompt.key} registered twice")
-        self.prompts[prompt.key] = prompt
-
-
-@cache
-def _registry() -> _Registry:
+def _kinds_prompts() -> Iterator[tuple[str, Prompt]]:
     """Every registered kind's prompts, then its baselines, kind by kind in registry order."""
-    registry = _Registry()
     for module in kind_modules("prompts", "baselines"):
         for prompt in module.PROMPTS:
-            registry.add(prompt)
-    return registry
+            yield prompt.key, prompt
+
+
+#: The prompts by ``name.vN`` (an :class:`annotation.registry.Registry`, loaded from the kinds'
+#: folders again whenever the kinds change); a key declared twice is an error.
+PROMPTS: Registry[Prompt] = Registry("prompt", load=_kinds_prompts, follows=KINDS)
 
 
 def all_prompts() -> list[Prompt]:
-    return list(_registry().prompts.values())
+    return PROMPTS.all()
 
 
 def get_prompt(name: str) -> Prompt:
     """A prompt by ``name.vN``, or by bare name for its newest version. KeyError if there is none."""
-    prompts = _registry().prompts
-    if name in prompts:
-        return prompts[name]
-    versions = [p for p in prompts.values() if p.name == name]
+    if name in PROMPTS:
+        return PROMPTS.get(name)
+    versions = [p for p in PROMPTS.all() if p.name == name]
     if not versions:
         raise KeyError(name)
     return max(versions, key=lambda p: p.version)

@@ -20,17 +20,18 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from annotation.access import require_project_role
 from annotation.errors import ImportRejected, ValidationFailed
 from annotation.kinds import TaskKind
 from annotation.kinds.base import ValueLine
-from annotation.models import Project
+from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from judges.errors import JudgeError, JudgeExists
 from judges.execution import JUDGE_RUNS
 from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
 from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
-from judges.runs.views import project_run, researcher_project
+from judges.runs.views import NOT_A_RESEARCHER, project_run
 from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
 from judges.services import judge_create, judge_run_start
 from judges.tasks import run_dispatch
@@ -72,13 +73,13 @@ def _page(
 
 @login_required
 def project_judges(request: HttpRequest, slug: str) -> HttpResponse:
-    return _page(request, researcher_project(request, slug))
+    return _page(request, require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0])
 
 
 @login_required
 @post_only("project_judges", "slug")
 def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = JudgeForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -96,7 +97,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("project_judges", "slug")
 def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = RunForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -117,7 +118,7 @@ def run_launch(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("project_judges", "slug")
 def run_import(request: HttpRequest, slug: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = RunImportForm(request.POST, request.FILES)
     if form.is_valid():
         upload = form.cleaned_data["file"]
@@ -146,7 +147,7 @@ def run_import(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponseBase:
     """The run as a run file (the import format), streamed: ``?format=jsonl`` (default) or ``csv``."""
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     run = _run(project, run_id)
     fmt = request.GET.get("format", "jsonl")
     if fmt not in RUN_FILE_TYPES:
@@ -158,7 +159,7 @@ def run_download(request: HttpRequest, slug: str, run_id: int) -> HttpResponseBa
 
 @login_required
 def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     run = _run(project, run_id)
     show = request.GET.get("show", "all")
     if show not in SHOWN_ITEMS:

@@ -1,7 +1,8 @@
 """The apps import one way (validation -> judges -> annotation; accounts beside judges; only config/ wires
 them), as the contracts in pyproject.toml state; every import of another app sits at module top; the
-lowest layer names no other app even in a string; and the shared validation modules and templates name
-no task kind (a kind's rules live in its folders, found by its name)."""
+lowest layer names no other app even in a string; no shared module or template names a task kind or
+imports a kind's module (a kind's rules live in its folders, found by its name; the settings' kind
+list is the one registry line); and no module outside migrations grows past 600 lines."""
 
 from __future__ import annotations
 
@@ -18,9 +19,14 @@ APPS = ("accounts", "annotation", "judges", "validation")
 FIRST_PARTY = {*APPS, "config"}
 #: A string that is a dotted path into another first-party package ("validation.reports.X").
 DOTTED_PATH = re.compile(rf"(?:{'|'.join(sorted(FIRST_PARTY - {'annotation'}))})(?:\.[A-Za-z_]\w*)+")
-#: Where a task kind's own modules and templates live in the validation layer: its folder, and its
-#: report module ``validation/reports/<kind>.py``. Migrations are history.
-KIND_OWNED = ("validation/kinds/",)
+#: Where a task kind's own modules and templates live: its folder in each layer, and its report module
+#: ``validation/reports/<kind>.py``. Migrations are history.
+KIND_FOLDERS = ("annotation/kinds/", "judges/kinds/", "validation/kinds/")
+#: The one line that names each kind's module: the settings' list of kinds.
+REGISTRY_LINE = ("config/settings.py", "CONCORD_TASK_KINDS")
+#: The first-party Python outside the apps that the size rule covers too.
+OTHER_CODE = ("config", "bench", "docs", "fixtures", "scripts", "tests")
+MAX_MODULE_LINES = 600
 
 
 def _python_files(folder: Path):
@@ -43,24 +49,65 @@ def _dotted_paths_to_other_apps(root: Path) -> list[str]:
 
 
 def _kind_owned(relative: str, kind_names: set[str]) -> bool:
-    if relative.startswith(KIND_OWNED):
-        return True
+    for folder in KIND_FOLDERS:
+        if relative.startswith(folder):
+            return relative[len(folder) :].split("/")[0].removesuffix(".py") in kind_names
     folder, _, name = relative.rpartition("/")
     return folder == "validation/reports" and name.removesuffix(".py") in kind_names
 
 
+def _registry_line_constants(path: Path, tree: ast.AST, root: Path) -> set[int]:
+    """ids of the string constants of the settings' kind list (the registry line)."""
+    if str(path.relative_to(root)) != REGISTRY_LINE[0]:
+        return set()
+    return {
+        id(constant)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == REGISTRY_LINE[1] for t in node.targets)
+        for constant in ast.walk(node.value)
+    }
+
+
 def _kind_literals(root: Path, kind_names: set[str]) -> list[str]:
-    """``path:line: name`` of each kind name given as a literal in a shared validation module (a string
-    constant equal to it) or template (the name in quotes, as a template comparison writes it)."""
+    """``path:line: name`` of each kind named outside the kind's folders: in a module, a string constant
+    equal to a kind's name, or an import of (or dotted path into) a kind's module; in a template, the
+    name in quotes, as a template comparison writes it."""
     found = []
-    for path in _python_files(root / "validation"):
+    names = "|".join(sorted(kind_names))
+    kind_module = re.compile(rf"\b(?:{'|'.join(APPS)})\.kinds\.(?:{names})\b")
+    for app in (*APPS, "config"):
+        for path in _python_files(root / app):
+            relative = str(path.relative_to(root))
+            if _kind_owned(relative, kind_names):
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            allowed = _registry_line_constants(path, tree, root)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed:
+                    if node.value in kind_names or kind_module.search(node.value):
+                        found.append(f"{relative}:{node.lineno}: {node.value}")
+                elif isinstance(node, ast.Import | ast.ImportFrom):
+                    modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                    found += [f"{relative}:{node.lineno}: import {m}" for m in modules if kind_module.search(m)]
+    quoted = re.compile(rf"[\"']({names})[\"']")
+    templates = [p for app in APPS for p in sorted((root / app).rglob("*.html"))]
+    for path in [*sorted((root / "templates").rglob("*.html")), *templates]:
         relative = str(path.relative_to(root))
-        if not _kind_owned(relative, kind_names):
-            found += [f"{relative}:{line}: {value}" for line, value in _string_constants(path) if value in kind_names]
-    quoted = re.compile(rf"[\"']({'|'.join(sorted(kind_names))})[\"']")
-    for path in sorted((root / "templates" / "validation").rglob("*.html")):
+        if _kind_owned(relative, kind_names):
+            continue
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            found += [f"{path.relative_to(root)}:{number}: {m.group(1)}" for m in quoted.finditer(text)]
+            found += [f"{relative}:{number}: {m.group(1)}" for m in quoted.finditer(text)]
+    return found
+
+
+def _long_modules(root: Path) -> list[str]:
+    """``path: lines`` of each first-party module outside migrations longer than MAX_MODULE_LINES."""
+    found = []
+    for folder in (*APPS, *OTHER_CODE):
+        for path in _python_files(root / folder):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES:
+                found.append(f"{path.relative_to(root)}: {lines}")
     return found
 
 
@@ -121,21 +168,45 @@ class LayerContractsTests:
             "annotation/kinds/late.py:1: validation.reports.base.ReportBuilder"
         ]
 
-    def test_shared_validation_modules_and_templates_name_no_kind(self):
-        """Paper evaluations, reports and pages are found by the kind's name, never chosen by a literal."""
+    def test_shared_modules_and_templates_name_no_kind(self):
+        """Reports, evaluations, commands and pages are found by the kind's name, never chosen by a literal."""
         assert _kind_literals(ROOT, {kind.name for kind in all_kinds()}) == []
 
     def test_the_kind_literal_check_finds_them_and_spares_the_kind_s_folders(self, tmp_path):
-        (tmp_path / "validation" / "kinds" / "copa_likert").mkdir(parents=True)
-        (tmp_path / "validation" / "reports").mkdir()
-        (tmp_path / "templates" / "validation").mkdir(parents=True)
+        for folder in ("validation/kinds/copa_likert", "validation/reports", "templates/validation", "config",
+                       "annotation/kinds/copa_likert", "judges/kinds/copa_likert"):  # fmt: skip
+            (tmp_path / folder).mkdir(parents=True)
         (tmp_path / "validation" / "views.py").write_text('if kind == "copa_likert":\n    pass\n')
         (tmp_path / "validation" / "kinds" / "copa_likert" / "evaluations.py").write_text('KIND = "copa_likert"\n')
         (tmp_path / "validation" / "reports" / "copa_likert.py").write_text('KEY = "copa_likert"\n')
+        (tmp_path / "annotation" / "kinds" / "copa_likert" / "form.html").write_text('{% if k == "copa_likert" %}')
+        (tmp_path / "judges" / "kinds" / "copa_likert" / "steps.py").write_text('KIND = "copa_likert"\n')
+        (tmp_path / "judges" / "kinds" / "shared.py").write_text('NAME = "copa_likert"\n')
+        (tmp_path / "annotation" / "demo.py").write_text("from annotation.kinds.copa_likert import FACTORS\n")
+        (tmp_path / "judges" / "pages.py").write_text('PATH = "judges.kinds.copa_likert.steps"\n')
+        (tmp_path / "config" / "settings.py").write_text(
+            'CONCORD_TASK_KINDS = ["annotation.kinds.copa_likert.CopaLikert"]\nOTHER = "annotation.kinds.copa_likert"\n'
+        )
         (tmp_path / "templates" / "validation" / "report.html").write_text(
             '<p>copa_likert</p>\n{% if project.kind == "copa_likert" %}{% endif %}\n'
         )
         assert _kind_literals(tmp_path, {"copa_likert"}) == [
+            "annotation/demo.py:1: import annotation.kinds.copa_likert",
+            "judges/kinds/shared.py:1: copa_likert",
+            "judges/pages.py:1: judges.kinds.copa_likert.steps",
             "validation/views.py:1: copa_likert",
+            "config/settings.py:2: annotation.kinds.copa_likert",
             "templates/validation/report.html:2: copa_likert",
         ]
+
+    def test_no_module_is_over_600_lines(self):
+        """A module that long does several jobs: split it along them."""
+        assert _long_modules(ROOT) == []
+
+    def test_the_size_check_finds_a_long_module_and_spares_migrations(self, tmp_path):
+        (tmp_path / "annotation" / "migrations").mkdir(parents=True)
+        (tmp_path / "tests").mkdir()
+        (tmp_path / "annotation" / "big.py").write_text("x = 1\n" * 601)
+        (tmp_path / "annotation" / "migrations" / "0001_initial.py").write_text("x = 1\n" * 900)
+        (tmp_path / "tests" / "test_fits.py").write_text("x = 1\n" * 600)
+        assert _long_modules(tmp_path) == ["annotation/big.py: 601"]

@@ -12,7 +12,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.errors import ValidationFailed
 from annotation.models import Item, Project, Role
 from annotation.value_grid import value_grid
@@ -21,12 +21,12 @@ from validation.goldset import (
     SHAPES,
     adjudication_lists,
     adjudication_next,
-    adjudication_record,
     export_gold,
     gold_summary,
     item_judge_answer,
     item_state,
 )
+from validation.services import adjudication_record
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 NOT_A_DECIDER = "Only the project's experts and researchers adjudicate."
@@ -38,13 +38,9 @@ DECIDED_LAST = "Decision on {done} recorded. Nothing else waits for an expert."
 CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
-def _expert_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed=DECIDERS, denied=NOT_A_DECIDER)[0]
-
-
 @login_required
 def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _expert_project(request, slug)
+    project, _ = require_project_role(request, slug, DECIDERS, denied=NOT_A_DECIDER)
     queue, short = adjudication_lists(project=project)
     context = {
         "project": project,
@@ -60,7 +56,7 @@ def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
-    project = _expert_project(request, slug)
+    project, _ = require_project_role(request, slug, DECIDERS, denied=NOT_A_DECIDER)
     item = get_object_or_404(Item, pk=item_id, project=project)
     kind = project.task_kind
     errors: list = []
@@ -120,7 +116,7 @@ def _after_decision(request: HttpRequest, project: Project, item: Item) -> HttpR
 
 @login_required
 def gold_download(request: HttpRequest, slug: str) -> HttpResponseBase:
-    project = _expert_project(request, slug)
+    project, _ = require_project_role(request, slug, DECIDERS, denied=NOT_A_DECIDER)
     fmt, shape = request.GET.get("format", "jsonl"), request.GET.get("shape", "concord")
     if fmt not in FORMATS or shape not in SHAPES:
         return HttpResponse(f"format must be one of {FORMATS} and shape one of {SHAPES}", status=400)

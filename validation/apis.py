@@ -14,7 +14,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis import member_project
+from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
@@ -59,7 +59,7 @@ class AgreementApi(APIView):
         ),
     )
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         query = self.Query(data=request.query_params)
         query.is_valid(raise_exception=True)
         parameters = ReportParameters(
@@ -105,7 +105,7 @@ class GoldExportApi(APIView):
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
     )
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         fmt, shape = request.query_params.get("format", "jsonl"), request.query_params.get("shape", "concord")
         problems = [
             FieldError(name, f"must be one of {', '.join(choices)}")
@@ -143,7 +143,7 @@ class EstimateApi(APIView):
         description="Model-only, people-only and prediction-powered estimates: `manage.py estimate SLUG --run ID`.",
     )
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         query = self.Query(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
@@ -174,7 +174,7 @@ class SamplePlanApi(APIView):
         description="Human labels for a target half-width: `manage.py plan_sample SLUG --run ID --half-width W`.",
     )
     def get(self, request, slug: str):
-        project, _ = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         query = self.Query(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
@@ -203,7 +203,7 @@ class EvaluationApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     def _evaluate(self, request, slug: str, name: str, data, files=None):
-        project, roles = member_project(request, slug, allowed={Role.RESEARCHER, Role.EXPERT})
+        project, roles = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         declared = page_evaluation(project, name)
         if declared is None:
             raise NotFound(NO_SUCH_EVALUATION.format(name=name, kind=project.kind))

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from judges.models import JudgeRun
@@ -59,10 +59,6 @@ class EstimateForm(forms.Form):
         ]
 
 
-def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER, Role.EXPERT}, denied=NOT_ALLOWED)
-
-
 def _parameters(form: EstimateForm) -> EstimateParameters:
     data = form.cleaned_data
     return EstimateParameters(run=data["run"], by=data["by"].strip(), alpha=data["alpha"], truth=data["truth"])
@@ -71,7 +67,7 @@ def _parameters(form: EstimateForm) -> EstimateParameters:
 @login_required
 @require_GET
 def estimates_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project, roles = _project(request, slug)
+    project, roles = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, denied=NOT_ALLOWED)
     form = EstimateForm(request.GET or None, project=project)
     context: dict[str, Any] = {"project": project, "form": form, "is_researcher": Role.RESEARCHER in roles}
     status = 200
@@ -124,7 +120,7 @@ def estimates_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @post_only("estimates", "slug")
 def estimates_freeze(request: HttpRequest, slug: str) -> HttpResponse:
-    project, roles = _project(request, slug)
+    project, roles = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, denied=NOT_ALLOWED)
     if Role.RESEARCHER not in roles:
         raise PermissionDenied(ONLY_RESEARCHERS_FREEZE)
     form = EstimateForm(request.POST, project=project)

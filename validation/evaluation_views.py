@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from validation.evaluations.base import Evaluation, render_evaluation
@@ -40,9 +40,7 @@ OUTPUT_CHOICES = [("page", "on this page"), *((fmt, f"download {fmt}") for fmt i
 
 
 def _project(request: HttpRequest, slug: str, name: str) -> tuple[Project, set[str], PaperEvaluation]:
-    project, roles = project_access(
-        user=request.user, slug=slug, allowed={Role.RESEARCHER, Role.EXPERT}, denied=NOT_ALLOWED
-    )
+    project, roles = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, denied=NOT_ALLOWED)
     evaluation = page_evaluation(project, name)
     if evaluation is None:
         raise Http404(NO_SUCH_EVALUATION)

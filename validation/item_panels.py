@@ -9,11 +9,12 @@ from typing import Any
 
 from django.urls import reverse
 
+from annotation.latest import latest_values
 from annotation.models import Item, Project, Role
 from judges.models import Suggestion
 from judges.selectors import runs_for_project
 from validation.adjudication import item_disagreements, required_raters
-from validation.goldset import _decisions, _latest_values, gold_summary, item_gold, item_state, project_rules
+from validation.goldset import _decisions, gold_summary, item_gold, item_state, project_rules
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 
@@ -37,7 +38,7 @@ def gold_panel(*, project: Project, item: Item, user: Any, roles: set[str]) -> d
 
 def _batch_values(project: Project, items: Sequence[Item]):
     ids = [item.pk for item in items]
-    return _latest_values(ids), _decisions(ids)
+    return latest_values(ids), _decisions(ids)
 
 
 def _gold_ready_ids(project: Project, items: Sequence[Item]) -> set[int]:

@@ -25,8 +25,8 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from annotation.kinds.intent_mcq import MAX_OPTIONS
-
+#: IntentGrasp's instances offer u = min(10, T) options (T: the statements of the dataset's pool).
+MAX_OPTIONS = 10
 QUESTION = "Which statement describes the intent behind this text?"
 #: The text form when neither the label's ``meta.text_form`` nor ``text_forms`` names one.
 DEFAULT_TEXT_FORM = "query"

@@ -25,11 +25,12 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 import pandas as pd
-from django.db.models import Exists, OuterRef, QuerySet, TextField
+from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotation.kinds.base import RatingDimension, TaskKind
-from annotation.models import Annotation, Item, Project
+from annotation.latest import latest_annotations
+from annotation.models import Item, Project
 from judges.selectors import suggestion_values
 
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
     "annotation_ratings",
     "judge_rater_name",
     "judge_run_ratings",
-    "latest_annotations",
     "project_ratings",
 ]
 
@@ -330,19 +330,6 @@ def _batched(rows: Iterable[tuple[Any, ...]], size: int) -> Iterator[list[tuple[
         yield batch
 
 
-def latest_annotations(project: Project, sources: Sequence[str] | None = None) -> QuerySet[Annotation]:
-    """Each rater's newest version of each item (optionally only those from ``sources``)."""
-    newer = Annotation.objects.filter(
-        item_id=OuterRef("item_id"), rater=OuterRef("rater"), version__gt=OuterRef("version")
-    )
-    # The anti-join runs on the (item, rater, version) unique index; clearing the model's ordering
-    # spares the database a sort of every row.
-    latest = Annotation.objects.filter(project=project).filter(~Exists(newer)).order_by()
-    if sources:
-        latest = latest.filter(source__in=list(sources))
-    return latest
-
-
 def _decoded(texts: Sequence[str]) -> list[Any]:
     """Many JSON documents at once: one ``orjson.loads`` of their concatenation costs a fraction of
     one ``json.loads`` per row (which is what Django's JSONField does when it converts each value)."""
@@ -354,7 +341,7 @@ def _collect_annotations(collector: _Collector, project: Project, sources: Seque
     fields: list[Any] = ["item_id", "rater", Cast("value", TextField()), "suggestion_visible"]
     if collector.kind.ratings_need_payload:
         fields.append(Cast("item__payload", TextField()))
-    rows = latest_annotations(project, sources).values_list(*fields).iterator(chunk_size=BATCH)
+    rows = latest_annotations(project=project, sources=sources).values_list(*fields).iterator(chunk_size=BATCH)
     for batch in _batched(rows, BATCH):
         columns = list(zip(*batch, strict=True))
         payloads = _decoded(columns[4]) if len(columns) > 4 else [None] * len(batch)

@@ -7,9 +7,11 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.models import Project
+from annotation.errors import ValidationFailed
+from annotation.models import Item, Project
 from validation.evaluations.snapshots import evaluation_snapshot_check
-from validation.models import ReportSnapshot, SnapshotCheck
+from validation.goldset import item_state
+from validation.models import Adjudication, ReportSnapshot, SnapshotCheck
 from validation.reports import Report, ReportParameters, build_report, library_versions
 from validation.reports.render import render_csv, render_latex, render_markdown
 from validation.snapshotting import snapshot_check_against, snapshot_store
@@ -85,3 +87,15 @@ def report_snapshot_check(*, snapshot: ReportSnapshot, user: Any = None) -> Snap
         order=lambda d: (".ci." in d["path"] or "].ci" in d["path"], d["path"].startswith("tables.")),
         user=user,
     )
+
+
+def adjudication_record(*, project: Project, item: Item, expert, value: dict, note: str = "") -> Adjudication:
+    """Store an expert's decision (checked like any value of the kind) as the item's gold."""
+    problems = project.task_kind.check_value(value, payload=item.payload)
+    if problems:
+        raise ValidationFailed(problems)
+    with transaction.atomic():
+        return Adjudication.objects.create(
+            project=project, item=item, expert=expert, value=value, note=note.strip(),
+            reasons=item_state(project=project, item=item).reasons,
+        )  # fmt: skip

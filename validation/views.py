@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
 from annotation.request_types import HtmxHttpRequest
@@ -82,10 +82,6 @@ class ReportForm(forms.Form):
         )
 
 
-def _researcher_project(request: HttpRequest, slug: str) -> Project:
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
-
-
 def _form(request: HttpRequest, project: Project) -> ReportForm:
     data = request.POST if request.method == "POST" else request.GET
     # Unbound (defaults) until a parameter is in the query, so the first visit shows the default report.
@@ -101,7 +97,7 @@ def _parameters(form: ReportForm) -> ReportParameters | None:
 
 @login_required
 def report(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form = _form(request, project)
     context = {
         "project": project,
@@ -161,7 +157,7 @@ def _report_for_request(request: HttpRequest, project: Project) -> tuple[ReportP
 @login_required
 def report_figures_part(request: HttpRequest, slug: str) -> HttpResponse:
     """The report's plots, which the report body loads once its tables are on screen."""
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     found = _report_for_request(request, project)
     if isinstance(found, HttpResponse):
         return found
@@ -209,7 +205,7 @@ def _download(text: str, fmt: str, filename: str) -> HttpResponse:
 def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if fmt not in DOWNLOADS:
         raise Http404("unknown format")
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     found = _report_for_request(request, project)
     if isinstance(found, HttpResponse):
         return found
@@ -224,7 +220,7 @@ class FreezeForm(forms.Form):
 @login_required
 @post_only("report", "slug")
 def report_freeze(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     form, freeze = _form(request, project), FreezeForm(request.POST)
     parameters = _parameters(form)
     if parameters is None or not freeze.is_valid():
@@ -248,7 +244,7 @@ def report_freeze(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def _snapshot(request: HttpRequest, slug: str, snapshot_id: int) -> tuple[Project, ReportSnapshot]:
-    project = _researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     return project, get_object_or_404(ReportSnapshot, pk=snapshot_id, project=project)
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 
 from annotation import csvcells
@@ -27,7 +26,7 @@ from annotation.importing.services import ImportResult
 from annotation.importing.staging import ItemStaging
 from annotation.models import ImportJob, Project, item_order_key
 from annotation.sampling import sample_hold_out_new_items
-from annotation.selectors import project_size_key
+from annotation.selectors import project_size_changed
 
 ITEM_RESERVED = ("external_id", "gold")
 ALREADY_EXISTS = "{external_id!r} already exists in this project"
@@ -133,5 +132,5 @@ def import_item_records(
         staging.drop()
         if created:
             sample_hold_out_new_items(project=project)  # with a validation sample, only drawn items are served
-            transaction.on_commit(lambda: cache.delete(project_size_key(project.pk)))
+            project_size_changed(project_id=project.pk)
     return ImportResult(imported=created, skipped=skipped, updated=updated)

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.importing.staging import BATCH, ItemStaging
+from annotation.item_places import open_when_created_sql
 from annotation.models import Annotation, ImportJob, Item, Project
 
 ANSWERED_ITEM = "{external_id!r} has answers already: its payload can no longer change (skip existing items instead)"
@@ -46,7 +47,8 @@ def items_create(*, project: Project, staging: ItemStaging, job: ImportJob | Non
             f"INSERT INTO {meta.db_table} ({column['project']}, {column['external_id']}, {column['payload']}, "
             f"{column['gold_value']}, {column['import_job']}, {column['created_at']}, {column['order_key']}, "
             f"{column['assigned_count']}, {column['is_open']}) "
-            f"SELECT %s, s.external_id, s.payload{cast}, s.gold{cast}, %s, %s, s.order_key, 0, s.gold IS NULL "
+            f"SELECT %s, s.external_id, s.payload{cast}, s.gold{cast}, %s, %s, s.order_key, 0, "
+            f"{open_when_created_sql('s.gold')} "
             f"FROM {staging.table} s WHERE NOT EXISTS (SELECT 1 FROM {meta.db_table} i "
             f"WHERE i.{column['project']} = %s AND i.{column['external_id']} = s.external_id) ORDER BY s.line",
             # Adapted like the ORM would, so SQLite stores the same naive-UTC text as rows saved elsewhere.

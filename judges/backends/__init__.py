@@ -1,16 +1,20 @@
-"""The judge-backend registry: settings.CONCORD_JUDGE_BACKENDS maps a name to its class.
+"""The judge-backend registry: settings.CONCORD_JUDGE_BACKENDS maps a name to its class (``BACKENDS``).
 
 A backend is described by its class attributes (``is_baseline``, ``needs_server``, ``needs_model``,
 ``gpu``; see :class:`~judges.backends.base.JudgeBackend`); ``Judge.backend`` is checked against this
 registry as ``Project.kind`` is against the task kinds'.
 """
 
+from collections.abc import Iterator
+
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from annotation.registry import Registry
 from judges.backends.base import JudgeBackend
 
 __all__ = (
+    "BACKENDS",
     "JudgeBackend",
     "backend_choices",
     "backend_class",
@@ -21,8 +25,18 @@ __all__ = (
 )
 
 
+def _configured() -> Iterator[tuple[str, type[JudgeBackend]]]:
+    for name, path in settings.CONCORD_JUDGE_BACKENDS.items():
+        yield name, import_string(path)
+
+
+#: The backend classes by name (an :class:`annotation.registry.Registry`, loaded again when a test
+#: changes the setting).
+BACKENDS: Registry[type[JudgeBackend]] = Registry("backend", load=_configured, setting="CONCORD_JUDGE_BACKENDS")
+
+
 def backend_names() -> list[str]:
-    return list(settings.CONCORD_JUDGE_BACKENDS)
+    return BACKENDS.names()
 
 
 def runnable_backend_names() -> list[str]:
@@ -32,11 +46,7 @@ def runnable_backend_names() -> list[str]:
 
 def backend_class(name: str) -> type[JudgeBackend]:
     """The class of the backend called ``name`` (its attributes describe it); KeyError naming the known ones."""
-    try:
-        path = settings.CONCORD_JUDGE_BACKENDS[name]
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r} (known: {', '.join(backend_names())})") from None
-    return import_string(path)
+    return BACKENDS.get(name)
 
 
 def get_backend(name: str) -> JudgeBackend:

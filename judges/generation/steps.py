@@ -12,10 +12,13 @@ to end without a GPU (the demo uses it, from the source file the step's ``demo``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from annotation.errors import FieldError
+from annotation.kinds import KINDS
+from annotation.registry import Registry
 from judges.generation.sources import SourceReader, SourceRecord
 from judges.kinds import kind_modules
 
@@ -141,18 +144,21 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s.strip()]
 
 
-def _steps() -> dict[str, Step]:
+def _kinds_steps() -> Iterator[tuple[str, Step]]:
     """Every registered kind's steps, found in ``judges/kinds/<kind>/steps.py`` (``STEPS``)."""
-    found: dict[str, Step] = {}
     for module in kind_modules("steps"):
         kind = module.__name__.split(".")[-2]
         for step_class in module.STEPS:
-            found[step_class.name] = step_class(kind)
-    return found
+            yield step_class.name, step_class(kind)
+
+
+#: The generation steps by name (an :class:`annotation.registry.Registry`, loaded from the kinds'
+#: folders again whenever the kinds change).
+GENERATION_STEPS: Registry[Step] = Registry("step", load=_kinds_steps, follows=KINDS)
 
 
 def all_steps() -> list[Step]:
-    return list(_steps().values())
+    return GENERATION_STEPS.all()
 
 
 def all_step_options() -> list[StepOption]:
@@ -165,17 +171,13 @@ def all_step_options() -> list[StepOption]:
 
 
 def step_names() -> list[str]:
-    return list(_steps())
+    return GENERATION_STEPS.names()
 
 
 def get_step(name: str) -> Step:
     """The step called ``name``; KeyError naming the known ones otherwise."""
-    steps = _steps()
-    try:
-        return steps[name]
-    except KeyError:
-        raise KeyError(f"unknown step {name!r} (known: {', '.join(steps)})") from None
+    return GENERATION_STEPS.get(name)
 
 
 def steps_for_kind(kind: str) -> list[Step]:
-    return [step for step in _steps().values() if step.kind == kind]
+    return [step for step in GENERATION_STEPS.all() if step.kind == kind]

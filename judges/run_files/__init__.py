@@ -13,7 +13,7 @@ COPY on PostgreSQL, so repeated ids are found by the database and memory stays f
 suggestions go straight into their table, a batch at a time, as the file is read. An import is
 atomic: one bad line and nothing is stored, the judge and run rows included.
 
-The package's parts: ``lines`` (what a line may hold and its checks), ``store`` (writing a run's
+The package's parts: ``lines`` (what a line may hold and its checks), ``services`` (writing a run's
 outputs, and importing a file as a run) and ``export`` (a run written in the same format).
 """
 
@@ -34,7 +34,7 @@ from judges.run_files.lines import (
     RunProvenance,
     sampling_problem,
 )
-from judges.run_files.store import judge_run_import, judge_run_store_outputs
+from judges.run_files.services import judge_run_import, judge_run_store_outputs
 
 __all__ = [
     "BOTH_VALUE_AND_ERROR",

@@ -17,12 +17,10 @@ try is left); a chunk claimed over and over stops its run (``JUDGE_CHUNK_MAX_CLA
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import models, transaction
-from django.utils import timezone
+from django.db import models
 
 from judges.backends import get_backend
 from judges.backends.base import FAILED, OK, UNAVAILABLE, CallOptions, Outcome, RetryPolicy
@@ -30,20 +28,13 @@ from judges.errors import CHUNK_GAVE_UP, BackendMisconfigured, BackendUnavailabl
 from judges.leasing import Lease, abandon_chunk, claim_chunk, release_chunk
 from judges.models import LeasedChunk
 from judges.prompting import JudgeRequest, sha256_json
-from judges.runs.services import run_finish_if_done, run_refresh, run_stop
-from judges.runs.types import ChunkWork, get_run_type
+from judges.runs.services import ChunkReport, chunk_record, run_finish_if_done, run_stop
+from judges.runs.types import get_run_type
 
 CANNOT_BUILD = "could not build the prompt for this {unit}: {error}"
 NO_REASON = "failed without a reason"
 #: The columns every stored outcome (a suggestion, a generation record) has, written on each upsert.
 OUTCOME_FIELDS = ("status", "raw_output", "failure_reason", "attempts", "tokens_in", "tokens_out", "latency_ms")
-
-
-@dataclass(frozen=True)
-class ChunkReport:
-    ok: int
-    failed: int
-    waiting: int
 
 
 def chunk_claim(*, run_type: str, chunk_id: int) -> LeasedChunk | None:
@@ -157,34 +148,3 @@ def chunk_process(*, run_type: str, chunk_id: int, final_attempt: bool = True) -
     if not report.waiting:
         run_finish_if_done(run_type=run_type, run_id=run.pk)
     return report
-
-
-def chunk_record(
-    *, run_type: str, chunk: LeasedChunk, token: str, work: ChunkWork, outcomes: list[Outcome], error: str = ""
-) -> ChunkReport | None:
-    """Store the final outcomes and the chunk's counts if the claim is still ours, then recount the
-    run; None when the claim was lost (nothing is written then). The chunk is done when none of
-    its rows waits."""
-    spec = get_run_type(run_type)
-    final = [o for o in outcomes if o.status in (OK, FAILED)]
-    now = timezone.now()
-    with transaction.atomic():
-        # Holding the run row orders concurrent chunk results, so the recount below sees them all.
-        spec.run_model.objects.select_for_update().filter(pk=chunk.run_id).first()
-        held = spec.chunk_model.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
-        if held is None:
-            return None
-        ok, failed, size = spec.store_outcomes(chunk, work, final)
-        waiting = max(0, size - ok - failed)
-        spec.chunk_model.objects.filter(pk=chunk.pk).update(
-            status=LeasedChunk.Status.PENDING if waiting else LeasedChunk.Status.DONE,
-            claim_token="",
-            lease_expires_at=None,
-            size=size,
-            ok_count=ok,
-            failed_count=failed,
-            last_error=error[:2000],
-            finished_at=None if waiting else now,
-        )
-        run_refresh(run_type=run_type, run_id=chunk.run_id)
-    return ChunkReport(ok=ok, failed=failed, waiting=waiting)

@@ -17,10 +17,11 @@ from django.utils import timezone
 
 from annotation.errors import FieldError, ValidationFailed
 from judges.backends import get_backend
+from judges.backends.base import FAILED, OK, Outcome
 from judges.errors import CANNOT_CANCEL, CANNOT_RESUME, CHUNK_GAVE_UP, RunStateError
 from judges.leasing import chunks_to_resend, pending_chunk_ids, restart_run, stop_run
 from judges.models import LeasedChunk, RunState
-from judges.runs.types import ChunkT, RunType, get_run_type, run_type_of
+from judges.runs.types import ChunkT, ChunkWork, RunType, get_run_type, run_type_of
 
 #: Why a chunk stopped its run when its worker left no error.
 LEASE_LOST = "its worker stopped renewing the lease"
@@ -190,3 +191,41 @@ def run_watch(*, run_type: str, run_id: int, token: str) -> Dispatch | None:
     if _finish_if_done(spec, spec.run_model.objects.select_related(*spec.run_related).get(pk=run.pk)):
         return None
     return Dispatch(run_type=spec.name, run_id=run.pk, chunk_ids=ids, gpu=get_backend(spec.backend_name(run)).gpu)
+
+
+@dataclass(frozen=True)
+class ChunkReport:
+    ok: int
+    failed: int
+    waiting: int
+
+
+def chunk_record(
+    *, run_type: str, chunk: LeasedChunk, token: str, work: ChunkWork, outcomes: list[Outcome], error: str = ""
+) -> ChunkReport | None:
+    """Store the final outcomes and the chunk's counts if the claim is still ours, then recount the
+    run; None when the claim was lost (nothing is written then). The chunk is done when none of
+    its rows waits."""
+    spec = get_run_type(run_type)
+    final = [o for o in outcomes if o.status in (OK, FAILED)]
+    now = timezone.now()
+    with transaction.atomic():
+        # Holding the run row orders concurrent chunk results, so the recount below sees them all.
+        spec.run_model.objects.select_for_update().filter(pk=chunk.run_id).first()
+        held = spec.chunk_model.objects.select_for_update().filter(pk=chunk.pk, claim_token=token).first()
+        if held is None:
+            return None
+        ok, failed, size = spec.store_outcomes(chunk, work, final)
+        waiting = max(0, size - ok - failed)
+        spec.chunk_model.objects.filter(pk=chunk.pk).update(
+            status=LeasedChunk.Status.PENDING if waiting else LeasedChunk.Status.DONE,
+            claim_token="",
+            lease_expires_at=None,
+            size=size,
+            ok_count=ok,
+            failed_count=failed,
+            last_error=error[:2000],
+            finished_at=None if waiting else now,
+        )
+        run_refresh(run_type=run_type, run_id=chunk.run_id)
+    return ChunkReport(ok=ok, failed=failed, waiting=waiting)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 from django.db import models
 from django.utils import timezone
 
+from annotation.registry import Registry
+
 if TYPE_CHECKING:
     from judges.backends.base import Outcome
     from judges.models import Judge, LeasedChunk, RunState
@@ -139,29 +141,27 @@ class RunType(Generic[RunT, ChunkT, PromptT]):
         return self.run_model.objects.filter(status=self.run_model.Status.RUNNING)
 
 
-_BY_NAME: dict[str, RunType] = {}
+#: The run types by name (an :class:`annotation.registry.Registry`, filled by ``register_run_type``).
+RUN_TYPES: Registry[RunType] = Registry("run type")
 
 
 def register_run_type(run_type: type[RunType]) -> type[RunType]:
     """Class decorator: make the run type known by its name and its run model."""
-    _BY_NAME[run_type.name] = run_type()
+    RUN_TYPES.register(run_type.name, run_type())
     return run_type
 
 
 def get_run_type(name: str) -> RunType:
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise KeyError(UNKNOWN_RUN_TYPE.format(name=name, known=", ".join(sorted(_BY_NAME)))) from None
+    return RUN_TYPES.get(name)
 
 
 def run_type_of(run: RunState) -> RunType:
     """The run type of a run row."""
-    for run_type in _BY_NAME.values():
+    for run_type in RUN_TYPES.all():
         if isinstance(run, run_type.run_model):
             return run_type
-    raise KeyError(UNKNOWN_RUN_TYPE.format(name=type(run).__name__, known=", ".join(sorted(_BY_NAME))))
+    raise KeyError(UNKNOWN_RUN_TYPE.format(name=type(run).__name__, known=", ".join(run_type_names())))
 
 
 def run_type_names() -> list[str]:
-    return sorted(_BY_NAME)
+    return sorted(RUN_TYPES.names())

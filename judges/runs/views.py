@@ -12,7 +12,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotation.access import project_access
+from annotation.access import require_project_role
 from annotation.job_events import job_end_announced
 from annotation.models import Project, Role
 from annotation.post_redirect import post_only
@@ -25,11 +25,6 @@ from judges.selectors import run_progress
 from judges.tasks import run_dispatch
 
 NOT_A_RESEARCHER = "Only the project's researchers can see and run LLM judges and generation runs."
-
-
-def researcher_project(request: HttpRequest, slug: str) -> Project:
-    """The project, if the user is one of its researchers (PermissionDenied otherwise)."""
-    return project_access(user=request.user, slug=slug, allowed={Role.RESEARCHER}, denied=NOT_A_RESEARCHER)[0]
 
 
 def project_run(project: Project, run_type: str, run_id: int) -> RunState:
@@ -45,7 +40,7 @@ def _run_page(url_kwargs: dict) -> str:
 
 @login_required
 def run_progress_partial(request: HtmxHttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     progress = run_progress(run=project_run(project, run_type, run_id))
     response = render(request, "judges/_run_progress.html", {"project": project, "p": progress})
     return job_end_announced(request, response, ended=not progress.run.is_active)
@@ -54,7 +49,7 @@ def run_progress_partial(request: HtmxHttpRequest, slug: str, run_id: int, run_t
 @login_required
 @post_only(_run_page, "slug", "run_id")
 def run_cancel_view(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     try:
         run_cancel(run=project_run(project, run_type, run_id))
     except JudgeError as exc:
@@ -65,7 +60,7 @@ def run_cancel_view(request: HttpRequest, slug: str, run_id: int, run_type: str)
 @login_required
 @post_only(_run_page, "slug", "run_id")
 def run_resume_view(request: HttpRequest, slug: str, run_id: int, run_type: str) -> HttpResponse:
-    project = researcher_project(request, slug)
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
     try:
         run = run_resume(run=project_run(project, run_type, run_id))
     except JudgeError as exc:

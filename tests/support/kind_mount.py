@@ -25,23 +25,23 @@ from django.test import override_settings
 
 import annotation.kinds
 import judges.kinds
-import judges.prompting
-import validation.evaluations.registry
 import validation.kinds
 import validation.reports
-import validation.reports.build
+from annotation.kinds import KINDS
+from judges.generation.steps import GENERATION_STEPS
+from judges.prompting import PROMPTS
+from validation.evaluations.registry import EVALUATIONS
+from validation.reports.build import REPORT_BUILDERS
 
 #: The packages whose subpackages (or, for reports, modules) are the kinds' folders, by name.
 KIND_PACKAGES = (annotation.kinds, judges.kinds, validation.kinds, validation.reports)
 
 
 def clear_kind_registries() -> None:
-    """Forget what each registry found (kinds, prompts, report builders, paper evaluations); the
-    next call looks again. Generation steps are looked up afresh on every call and need nothing."""
-    annotation.kinds._registry.cache_clear()
-    judges.prompting._registry.cache_clear()
-    validation.reports.build._builder_class.cache_clear()
-    validation.evaluations.registry.paper_evaluations.cache_clear()
+    """Forget what each registry found in the kinds' folders (kinds, prompts, generation steps,
+    report builders, paper evaluations): the next read looks again (``Registry.reset_for_tests``)."""
+    for registry in (KINDS, PROMPTS, GENERATION_STEPS, REPORT_BUILDERS, EVALUATIONS):
+        registry.reset_for_tests()
 
 
 def _relative(package) -> Path:

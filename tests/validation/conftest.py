@@ -92,12 +92,9 @@ def reference_kind(settings) -> Iterator[str]:
     """Registers ``reference_rating``: a value ``{"value": x}`` rated on three dimensions, the same
     value at the nominal, ordinal and interval level. Published data sets go through the whole
     pipeline (annotations → ratings → agreement) with it."""
-    from annotation.kinds import _registry
-
+    # The kinds' registry loads again when the setting changes (and again when the fixture restores it).
     settings.CONCORD_TASK_KINDS = [*settings.CONCORD_TASK_KINDS, "tests.validation.reference_kind.ReferenceRating"]
-    _registry.cache_clear()
     yield "reference_rating"
-    _registry.cache_clear()
 
 
 def run_command(capsys, command: str, *argv: str) -> tuple[int, str, str]:

@@ -17,12 +17,12 @@ from validation.goldset import (
     NO_MAJORITY,
     WAITING_FOR_RATERS,
     adjudication_lists,
-    adjudication_record,
     export_gold,
     gold_records,
     gold_summary,
     item_gold,
 )
+from validation.services import adjudication_record
 
 pytestmark = pytest.mark.django_db
 MCQ = get_kind("intent_mcq")

@@ -10,7 +10,7 @@ from annotation.kinds import get_kind
 from validation.adjudication import LLM_DIFFERS, NOT_UNANIMOUS, AdjudicationRules, item_disagreements
 from validation.exports import WRITERS
 from validation.goldset import ADJUDICATED, KNOWN_ANSWER, MAJORITY, NO_MAJORITY, Decision, item_gold
-from validation.mcq import LabelStatement, mcq_instances
+from validation.mcq import MAX_OPTIONS, LabelStatement, mcq_instances
 
 COPA = get_kind("copa_likert")
 RATIONALE = get_kind("rationale_inspection")
@@ -116,6 +116,10 @@ class McqBuilderTests:
             LabelStatement(f"l{i}", dataset, f"label{i}", f"To do thing {i}.", tuple(f"{e}-{i}" for e in examples))
             for i in range(n)
         ]
+
+    def test_the_builder_never_offers_more_options_than_the_mcq_kind_accepts(self):
+        accepted = get_kind("intent_mcq").payload_schema["properties"]["options"]["maxItems"]
+        assert accepted >= MAX_OPTIONS
 
     def test_options_are_min_10_t_with_the_correct_one(self):
         for n, size in ((4, 4), (15, 10)):

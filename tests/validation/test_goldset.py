@@ -13,8 +13,9 @@ from annotation.kinds import get_kind
 from annotation.models import Role
 from annotation.services import annotation_submit, membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
-from validation.goldset import adjudication_queue, adjudication_record, gold_records, gold_summary
+from validation.goldset import adjudication_queue, gold_records, gold_summary
 from validation.models import Adjudication
+from validation.services import adjudication_record
 
 pytestmark = pytest.mark.django_db
 COPA = get_kind("copa_likert")

@@ -30,13 +30,14 @@ from django.db.models import Q
 from django.db.models.fields.json import KT
 
 from annotation.errors import ConcordError
+from annotation.latest import latest_annotations
 from annotation.models import Item, Project
 from annotation.sampling import MISSING_STRATUM, SampleDesign, project_sample_design
 from judges.selectors import suggestion_values
 from validation.estimates import inference
 from validation.evaluations.base import Evaluation, current_versions
 from validation.goldset import project_items_state
-from validation.ratings import PARAMETERS, latest_annotations
+from validation.ratings import PARAMETERS
 from validation.reports import Cell, Row, Table
 from validation.reports.build import judge_info
 
@@ -169,7 +170,7 @@ def _human_values(project: Project, parameters: EstimateParameters, position: di
             if state.gold.ready
         )
     else:
-        rows = latest_annotations(project).values_list("item_id", "value").iterator(chunk_size=5000)
+        rows = latest_annotations(project=project).values_list("item_id", "value").iterator(chunk_size=5000)
     pending = [(item_id, value) for item_id, value in rows if item_id in position]
     if kind.ratings_need_payload:
         payloads = _payloads(sorted({item_id for item_id, _ in pending}))

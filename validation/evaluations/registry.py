@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Any
 
-from annotation.kinds import all_kinds
+from annotation.kinds import KINDS, all_kinds
 from annotation.models import Project
+from annotation.registry import Registry
 from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, UnknownJudgeRun, WrongKind
 from validation.evaluations.forms import EvaluationForm
@@ -95,28 +95,36 @@ def _declared(kind_name: str) -> tuple[PaperEvaluation, ...]:
     return tuple(replace(evaluation, kind=kind_name) for evaluation in module.EVALUATIONS)
 
 
-@cache
+def _registered_evaluations() -> Iterator[tuple[str, PaperEvaluation]]:
+    """Each kind's evaluations, in the kinds' order, then those of any kind; names and slugs once each."""
+    slugs: set[str] = set()
+    for evaluation in (*(e for kind in all_kinds() for e in _declared(kind.name)), *ANY_KIND):
+        if evaluation.slug in slugs:
+            raise ValueError(f"paper evaluation {evaluation.name!r} ({evaluation.slug}) is declared twice")
+        slugs.add(evaluation.slug)
+        yield evaluation.name, evaluation
+
+
+#: The paper evaluations by name (an :class:`annotation.registry.Registry`, loaded from the kinds'
+#: folders again whenever the kinds change).
+EVALUATIONS: Registry[PaperEvaluation] = Registry("paper evaluation", load=_registered_evaluations, follows=KINDS)
+
+
 def paper_evaluations() -> dict[str, PaperEvaluation]:
     """Every registered evaluation by name: each kind's, in the kinds' order, then those of any kind."""
-    found: dict[str, PaperEvaluation] = {}
-    for evaluation in (*(e for kind in all_kinds() for e in _declared(kind.name)), *ANY_KIND):
-        if evaluation.name in found or any(e.slug == evaluation.slug for e in found.values()):
-            raise ValueError(f"paper evaluation {evaluation.name!r} ({evaluation.slug}) is declared twice")
-        found[evaluation.name] = evaluation
-    return found
+    return dict(EVALUATIONS.items())
 
 
 def evaluation_named(name: str) -> PaperEvaluation:
     """The evaluation called ``name``; KeyError naming the known ones."""
-    registry = paper_evaluations()
-    if name not in registry:
-        raise KeyError(UNKNOWN_EVALUATION.format(name=name, known=", ".join(registry)))
-    return registry[name]
+    if name not in EVALUATIONS:
+        raise KeyError(UNKNOWN_EVALUATION.format(name=name, known=", ".join(EVALUATIONS.names())))
+    return EVALUATIONS.get(name)
 
 
 def evaluations_for(project: Project, *, with_page: bool = True) -> list[PaperEvaluation]:
     """The evaluations of the project's kind (those with a generic page, unless ``with_page`` is False)."""
-    return [e for e in paper_evaluations().values() if e.kind == project.kind and (e.form is not None or not with_page)]
+    return [e for e in EVALUATIONS.all() if e.kind == project.kind and (e.form is not None or not with_page)]
 
 
 def page_evaluation(project: Project, slug: str) -> PaperEvaluation | None:

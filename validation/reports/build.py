@@ -13,7 +13,7 @@ import importlib.util
 import json
 import platform
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -25,12 +25,15 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q
 
 from annotation.errors import ConcordError
+from annotation.kinds import KINDS, all_kinds
 from annotation.kinds.base import TaskKind
+from annotation.latest import latest_annotations
 from annotation.models import Item, Project
+from annotation.registry import Registry
 from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
 from validation.agreement.dimensions import Progress
-from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, latest_annotations, project_ratings
+from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
 from validation.reports.base import Figure, JudgeInfo, ReportBuilder, ReportContext, ReportParameters, Table
 
 __all__ = [
@@ -72,7 +75,6 @@ def library_versions() -> dict[str, str]:
 REPORTS_PACKAGE = "validation.reports"
 
 
-@cache
 def _builder_class(kind_name: str) -> type[ReportBuilder]:
     """The one ``ReportBuilder`` subclass that ``validation/reports/<kind>.py`` defines; the shared
     layout when the kind has no such module."""
@@ -90,9 +92,20 @@ def _builder_class(kind_name: str) -> type[ReportBuilder]:
     return found[0]
 
 
+def _kinds_builders() -> Iterator[tuple[str, type[ReportBuilder]]]:
+    for kind in all_kinds():
+        yield kind.name, _builder_class(kind.name)
+
+
+#: Each registered kind's report builder class (an :class:`annotation.registry.Registry`, found
+#: again whenever the kinds change).
+REPORT_BUILDERS: Registry[type[ReportBuilder]] = Registry("report builder", load=_kinds_builders, follows=KINDS)
+
+
 def report_builder(kind: TaskKind) -> ReportBuilder:
     """The kind's report layout, found by the kind's name (``validation/reports/<kind>.py``)."""
-    return _builder_class(kind.name)(kind)
+    builder = REPORT_BUILDERS.get(kind.name) if kind.name in REPORT_BUILDERS else _builder_class(kind.name)
+    return builder(kind)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -252,7 +265,9 @@ def load_drafts(source: ReportSource) -> LoadedInput:
             drafts[judge_id][item_id] = text  # the newest suggestion per (judge, item) wins
     finals = tuple(
         (item_id, rater, text, visible)
-        for item_id, rater, value, visible in latest_annotations(project, source.parameters.sources or None)
+        for item_id, rater, value, visible in latest_annotations(
+            project=project, sources=source.parameters.sources or None
+        )
         .values_list("item_id", "rater", "value", "suggestion_visible")
         .iterator(chunk_size=5000)
         if (text := kind.draft_text(value)) is not None
@@ -324,7 +339,7 @@ def blinding_notes(project: Project, sources: Sequence[str] | None) -> tuple[str
                 spans[name][-1][1] = end  # shown on through a change of the other fields: one span
             else:
                 spans[name].append([start, end])
-    answers = latest_annotations(project, sources)
+    answers = latest_annotations(project=project, sources=sources)
     total = answers.count()
     notes = []
     for name, windows in sorted(spans.items()):

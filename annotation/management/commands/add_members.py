@@ -8,6 +8,7 @@ from django.urls import reverse
 from annotation import member_services as team
 from annotation.errors import ValidationFailed
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
+from annotation.member_csv import members_from_csv
 from annotation.models import Role
 
 USAGE = 2
@@ -40,7 +41,7 @@ class Command(BaseCommand):
         project = project_or_fail(slug)
         try:
             if file is not None:
-                specs = team.members_from_csv(self._read(file))
+                specs = members_from_csv(self._read(file))
             else:
                 assert user is not None and role is not None  # checked above
                 specs = [team.MemberSpec(username=user.strip(), email=email.strip(), role=role)]

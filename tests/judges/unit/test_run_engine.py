@@ -18,8 +18,8 @@ from judges.execution import JUDGE_RUNS, JudgeRuns
 from judges.generation.execution import GENERATION_RUNS, GenerationRuns
 from judges.generation.services import generation_run_start
 from judges.models import GenerationRun, JudgeRun
-from judges.runs.execution import chunk_claim, chunk_record
-from judges.runs.services import run_cancel, run_finish_if_done, run_new_watch, run_watch
+from judges.runs.execution import chunk_claim
+from judges.runs.services import chunk_record, run_cancel, run_finish_if_done, run_new_watch, run_watch
 from judges.runs.types import get_run_type, run_type_names, run_type_of
 from judges.services import judge_run_start
 from tests.judges.conftest import add_items, make_judge

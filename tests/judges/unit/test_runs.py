@@ -20,8 +20,8 @@ from judges.errors import (
 )
 from judges.execution import judge_chunk_process
 from judges.models import JudgeChunk, Suggestion
-from judges.runs.execution import chunk_abandon, chunk_claim, chunk_record
-from judges.runs.services import run_cancel, run_chunks_mark_sent, run_new_watch, run_resume, run_watch
+from judges.runs.execution import chunk_abandon, chunk_claim
+from judges.runs.services import chunk_record, run_cancel, run_chunks_mark_sent, run_new_watch, run_resume, run_watch
 from judges.runs.types import ChunkWork
 from judges.selectors import run_progress, suggestion_values
 from judges.services import (

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from annotation.kinds.intent_mcq import instance_f1
+from annotation.latest import latest_annotations
 from annotation.models import Project
 from judges.models import JudgeRun
 from validation.agreement import AgreementResult, random_guess_f1
@@ -49,7 +50,6 @@ from validation.kinds.intent_mcq.mcq_eval import (
     spread_over_runs,
 )
 from validation.kinds.intent_mcq.mcq_runs import FACETS, McqInstance, RunScores, mcq_instances_of, run_scores
-from validation.ratings import latest_annotations
 from validation.reports import Cell, Figure, Row, Table
 from validation.reports.render import latex_escape
 
@@ -104,7 +104,7 @@ def _measured_human(project: Project, instances: list[McqInstance]) -> tuple[Agr
     and the answers it averages as (external id, rater, F1) for the inputs digest."""
     answers = {instance.pk: (instance.external_id, list(instance.answers)) for instance in instances}
     scored: list[list] = []
-    rows = latest_annotations(project).values_list("item_id", "rater", "value").iterator(chunk_size=5000)
+    rows = latest_annotations(project=project).values_list("item_id", "rater", "value").iterator(chunk_size=5000)
     for item_id, rater, value in rows:
         if item_id in answers:
             external_id, key = answers[item_id]
