@@ -33,7 +33,7 @@ from annotation.assignments import (
 )
 from annotation.errors import FieldError, ImportRejected, ValidationFailed
 from annotation.job_events import job_end_announced
-from annotation.kinds.base import sentence
+from annotation.kinds.wording import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
 from annotation.panels import project_panels
 from annotation.post_redirect import post_only

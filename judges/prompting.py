@@ -34,7 +34,7 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from annotation.kinds import KINDS, get_kind
-from annotation.kinds.base import describe_schema_error, field_path
+from annotation.kinds.wording import describe_schema_error, field_path
 from annotation.registry import Registry
 from judges.backends import backend_class, backend_names
 from judges.errors import JudgeOutputInvalid

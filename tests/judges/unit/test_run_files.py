@@ -189,7 +189,7 @@ class ImportedRunRulesTests:
         assert not Suggestion.objects.exists() and not JudgeRun.objects.exists()
 
     def test_repeats_are_found_alike_when_item_ids_are_spread_too_thin_for_cells(self, copa, tmp_path, monkeypatch):
-        from judges.run_files import store
+        from judges.run_files import services as store
 
         monkeypatch.setattr(store._FileIds, "MAX_CELLS", 0)
         add_items(copa, 3)

@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.importing import external_id_problem, file_format, import_items, read_records
-from annotation.kinds.base import describe_schema_error, field_path
+from annotation.kinds.wording import describe_schema_error, field_path
 from annotation.models import Item, Project
 from validation.evaluations.base import check_kind
 from validation.goldset import project_items_state

@@ -14,9 +14,9 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from annotation.latest import latest_annotations
 from annotation.models import Project
 from validation.evaluations.base import Evaluation, check_kind, current_versions, inputs_digest
-from validation.ratings import latest_annotations
 from validation.reports import Cell, Row, Table
 
 KIND = "pairwise_preference"
@@ -64,7 +64,7 @@ def position_counts(values: list[dict]) -> PositionCounts:
 
 def position_bias(*, project: Project, parameters: PositionBiasParameters) -> Evaluation:
     check_kind(project, expected=KIND, evaluation=NAME)
-    rows = sorted(latest_annotations(project).values_list("item__external_id", "rater", "value"))
+    rows = sorted(latest_annotations(project=project).values_list("item__external_id", "rater", "value"))
     counts = position_counts([value for _, _, value in rows])
     share: dict[str, Any] = {"statistic": None, "confidence_interval": None, "reason": NO_ORDERED_PREFERENCE}
     p_value = None
