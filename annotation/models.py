@@ -296,13 +296,17 @@ class Assignment(models.Model):
     if TYPE_CHECKING:
         # Set on the instances some reads return (not columns): the suggestion a claim found
         # (judges.models.Suggestion or None), whether a skipped item can still be answered, whether
-        # its annotator may write now; and the item's columns of annotation.sql's raw statements.
+        # its annotator may write now, the latest version own_history found; and the item's columns
+        # of annotation.sql's raw statements.
         suggestion: Any
         answerable: bool
         annotator_may_write: bool
         item_external_id: str
         item_payload: str
         item_gold_value: str | None
+        latest_version: int | None
+        latest_at: Any
+        latest_value: Any
 
     class Meta:
         constraints = [
