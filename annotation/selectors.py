@@ -193,6 +193,12 @@ def member_share(*, project: Project, size: ProjectSize, roles: Iterable[str]) -
     return size.share(overlap=project.overlap) if Role.ANNOTATOR in roles else 0
 
 
+def assignment_project(*, assignment: Assignment) -> Project:
+    """The assignment's project, by one written-out statement: an API submit that claims the next
+    item asks on every call, and the ORM's lazy read builds its query each time."""
+    return sql.project_by_id(project_id=assignment.project_id)
+
+
 def held_before() -> datetime:
     """Holds opened before this moment have expired (CONCORD_HOLD_SECONDS)."""
     return timezone.now() - timedelta(seconds=settings.CONCORD_HOLD_SECONDS)
