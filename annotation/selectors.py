@@ -234,6 +234,7 @@ def annotator_progress(
     nothing_left: bool = False,
     cached: bool = True,
     counts: dict[str, int] | None = None,
+    size: ProjectSize | None = None,
 ) -> AnnotatorProgress:
     """The annotator's done count and quota (defined above), for a member with these ``roles``.
 
@@ -242,12 +243,13 @@ def annotator_progress(
     seconds. Only when that count cannot show that enough is available (near the end of the user's
     share) does it count exactly. ``nothing_left`` says the engine just found nothing for them;
     ``cached=False`` counts open items afresh (pages that are not on the hot path). ``counts`` are
-    the user's assignments by status when the caller has them already (a claim reads them)."""
+    the user's assignments by status when the caller has them already (a claim reads them), and
+    ``size`` the project's size likewise."""
     counts = _status_counts(project, user) if counts is None else counts
     done = counts.get(Assignment.Status.SUBMITTED, 0)
     held = counts.get(Assignment.Status.ASSIGNED, 0)
     skipped = counts.get(Assignment.Status.SKIPPED, 0)
-    size = project_size(project=project)
+    size = project_size(project=project) if size is None else size
     to_go = max(member_share(project=project, size=size, roles=roles) - done, 1)
     if nothing_left:
         available = 0
