@@ -367,8 +367,10 @@ class Annotator:
     csrf: str = ""
     idempotency_key: str = ""
     done: bool = False
-    #: The API token (``--client api``); the session cookie otherwise.
+    #: The API token (``--client api``, a peer); the session cookie otherwise.
     token: str = ""
+    #: Labels stored so far (a peer's client walks its examples by this offset).
+    labelled: int = 0
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
@@ -865,6 +867,7 @@ def load(args: argparse.Namespace) -> None:
         f"client: {args.client}, {args.threads_client} threads, {args.arrivals} arrivals, {args.seconds:.0f} s per rate"
     )
     steps: list[Step] = []
+    closed: ClosedRun | None = None
     with (
         tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
         contextlib.ExitStack() as stack,
@@ -881,49 +884,64 @@ def load(args: argparse.Namespace) -> None:
             f"opened {len(annotators)} annotators' workspaces in {time.perf_counter() - started:.1f} s "
             f"(p50 first visit {percentile(first_visits, 50):.0f} ms)"
         )
-        # Every annotator now holds an item and would submit next. Half of them ask for it again first,
-        # so that turns interleave and every step sees an even mix of next and submit, not runs of one.
-        for annotator in annotators[::2]:
-            annotator.assignment_id = None
-        idle = deque(annotators)
-        common = {"threads": args.threads_client, "server": server, "arrivals": args.arrivals, "factors": factors}
-        warm = run_step(client, idle, rate=rates[0], seconds=args.warmup, seed=0, **common)
-        print(f"warm-up: {warm.answered} requests at {rates[0]}/s, not counted")
-        print()
-        print(
-            f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
-            "client = this generator, server = gunicorn, busiest = its busiest worker process, "
-            "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
-        )
-        print(
-            f"{'rate':>6}{'achieved':>9}{'labels':>8}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}"
-            f"{'errors':>7}{'held':>6}{'cpu ms':>8}"
-            f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
-        )
-        print(
-            f"{'':>6}{'req/s':>9}{'/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}"
-            f"{'':>7}{'':>6}{'/label':>8}"
-        )
-        for number, rate in enumerate(rates, start=1):
-            step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
-            step.cpu_requests = step_server_cpu(step, args.request_trace)
-            if args.timeline:
-                with open(args.timeline, "a") as sink:
-                    sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
-            steps.append(step)
-            print_step(step)
-            if step.hopeless and rate != rates[-1]:
-                print(f"stopping the ramp: {rate}/s is far beyond what the server holds")
-                break
-            time.sleep(1.0)  # let queues drain so one step's backlog does not spill into the next
-        if server.process.poll() is not None:
-            raise SystemExit(f"gunicorn died during the run:\n{server.log.read_text()[-3000:]}")
+        if args.labels_per_client:
+            for labels_each in (CLOSED_WARMUP_LABELS, args.labels_per_client):  # the first run is not counted
+                run = run_closed(
+                    client, annotators[: args.threads_client], labels_each=labels_each, next_fn=next_item,
+                    submit_fn=submit, server_pids=server.pids, factors=factors,
+                )  # fmt: skip
+            run.trace_cpu_s = (
+                sum(t.cpu for t in read_request_trace(args.request_trace) if run.began <= t.finished <= run.ended)
+                / 1000
+            )
+            closed = run
+        else:
+            # Every annotator now holds an item and would submit next. Half of them ask for it again first,
+            # so that turns interleave and every step sees an even mix of next and submit, not runs of one.
+            for annotator in annotators[::2]:
+                annotator.assignment_id = None
+            idle = deque(annotators)
+            common = {"threads": args.threads_client, "server": server, "arrivals": args.arrivals, "factors": factors}
+            warm = run_step(client, idle, rate=rates[0], seconds=args.warmup, seed=0, **common)
+            print(f"warm-up: {warm.answered} requests at {rates[0]}/s, not counted")
+            print()
+            print(
+                f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
+                "client = this generator, server = gunicorn, busiest = its busiest worker process, "
+                "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
+            )
+            print(
+                f"{'rate':>6}{'achieved':>9}{'labels':>8}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}"
+                f"{'errors':>7}{'held':>6}{'cpu ms':>8}"
+                f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
+            )
+            print(
+                f"{'':>6}{'req/s':>9}{'/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}"
+                f"{'':>7}{'':>6}{'/label':>8}"
+            )
+            for number, rate in enumerate(rates, start=1):
+                step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
+                step.cpu_requests = step_server_cpu(step, args.request_trace)
+                if args.timeline:
+                    with open(args.timeline, "a") as sink:
+                        sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
+                steps.append(step)
+                print_step(step)
+                if step.hopeless and rate != rates[-1]:
+                    print(f"stopping the ramp: {rate}/s is far beyond what the server holds")
+                    break
+                time.sleep(1.0)  # let queues drain so one step's backlog does not spill into the next
+            if server.process.poll() is not None:
+                raise SystemExit(f"gunicorn died during the run:\n{server.log.read_text()[-3000:]}")
 
-        print_request_trace(steps, args.request_trace)
+            print_request_trace(steps, args.request_trace)
 
     forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
     forget_tokens(annotators)
     reset_work(project)  # the items and accounts stay for the next run; the work it did goes
+    if closed is not None:
+        report_closed(closed, f"concord-{args.client}")
+        return
     print(f"host speed at the end: {host_speed_ms():.0f} ms")
     report(steps)
 
@@ -964,6 +982,252 @@ def report(steps: list[Step]) -> None:
         f"submit_p99_ms={chosen.p('submit', 99):.1f} labels_per_s={chosen.labels_per_s:.1f} "
         f"cpu_ms_per_label={chosen.cpu_ms_per_label:.2f}"
     )
+
+
+# -- a peer: the same workload through another tool's REST API ----------------------------------
+
+
+PEERS = ("doccano",)
+PEER_PASSWORD = "bench-annotate-peer-password"
+PEER_LABELS = ("0", "1", "2")
+
+
+class DoccanoPeer:
+    """doccano (1.8.4) driven through its REST API, with the calls its annotation page makes.
+
+    Set-up, as its admin (not measured): a text-classification project of ``examples`` short texts,
+    one category type per score, and ``annotators`` accounts with the annotator role, each signed in
+    once for a token. A label is then two requests, since doccano answers a label with the label
+    alone: ``GET /v1/projects/<id>/examples?limit=1&offset=<n>`` (the annotator's next example, as
+    its page fetches one) and ``POST /v1/projects/<id>/examples/<example>/categories``. Every
+    annotator labels the examples in order (doccano has no assignment of items to people).
+    """
+
+    def __init__(self, url: str, user: str, password: str) -> None:
+        found = re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\d+)/?", url)
+        if found is None:
+            raise SystemExit("--peer-url must be http://127.0.0.1:PORT (a server on this machine)")
+        self.host, self.port = found.group(1), int(found.group(2))
+        self.user, self.password = user, password
+        self.project_id = 0
+        self.label_ids: list[int] = []
+
+    def call(self, method: str, path: str, token: str = "", body: Any = None) -> tuple[int, Any]:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=HTTP_TIMEOUT_S * 3)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Token {token}"
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+        finally:
+            conn.close()
+        return response.status, (json.loads(data) if data and data[:1] in (b"{", b"[") else None)
+
+    def login(self, username: str, password: str) -> str:
+        status, answer = self.call("POST", "/v1/auth/login/", body={"username": username, "password": password})
+        if status != 200 or not answer or "key" not in answer:
+            raise SystemExit(f"doccano: signing in as {username} answered HTTP {status}: {answer}")
+        return answer["key"]
+
+    def setup(self, *, annotators: int, examples: int) -> list[Annotator]:
+        admin = self.login(self.user, self.password)
+        project = {
+            "name": f"bench-annotate-{uuid.uuid4().hex[:8]}", "description": "Workspace load benchmark",
+            "project_type": "DocumentClassification", "resourcetype": "TextClassificationProject",
+            "guideline": "", "random_order": False, "collaborative_annotation": False,
+            "single_class_classification": True,
+        }  # fmt: skip
+        status, answer = self.call("POST", "/v1/projects", admin, project)
+        if status != 201:
+            raise SystemExit(f"doccano: creating the project answered HTTP {status}: {answer}")
+        self.project_id = answer["id"]
+        base = f"/v1/projects/{self.project_id}"
+        for text in PEER_LABELS:
+            status, answer = self.call(
+                "POST",
+                f"{base}/category-types",
+                admin,
+                {"text": text, "background_color": "#2196f3", "text_color": "#ffffff"},
+            )
+            if status != 201:
+                raise SystemExit(f"doccano: creating a label answered HTTP {status}: {answer}")
+            self.label_ids.append(answer["id"])
+        rng = random.Random(0)
+        words = ["the", "user", "asks", "why", "the", "answer", "helps", "them", "decide", "what", "to", "do"]
+        for number in range(examples):
+            text = f"{number}: " + " ".join(rng.choice(words) for _ in range(40))
+            status, answer = self.call("POST", f"{base}/examples", admin, {"text": text, "meta": {}})
+            if status != 201:
+                raise SystemExit(f"doccano: creating an example answered HTTP {status}: {answer}")
+        status, roles = self.call("GET", "/v1/roles", admin)
+        annotator_role = next(role["id"] for role in roles if role["name"] == "annotator")
+        people = []
+        for number in range(annotators):
+            name = f"{USER_PREFIX}{number:05d}"
+            account = {"username": name, "email": f"{name}@example.org", "password1": PEER_PASSWORD,
+                       "password2": PEER_PASSWORD}  # fmt: skip
+            self.call("POST", "/v1/users/create", admin, account)  # 400 when kept from an earlier run
+            status, found = self.call("GET", f"/v1/users?q={name}", admin)
+            user_id = next(user["id"] for user in found if user["username"] == name)
+            status, answer = self.call("POST", f"{base}/members", admin, {"user": user_id, "role": annotator_role})
+            if status != 201:
+                raise SystemExit(f"doccano: adding {name} to the project answered HTTP {status}: {answer}")
+            people.append(Annotator(name, token=self.login(name, PEER_PASSWORD)))
+        self.admin = admin
+        return people
+
+    def teardown(self) -> None:
+        if self.project_id:
+            self.call("DELETE", "/v1/projects", self.admin, {"ids": [self.project_id]})
+
+    def next_item(self, client: Client, annotator: Annotator) -> None:
+        path = f"/v1/projects/{self.project_id}/examples?limit=1&offset={annotator.labelled}"
+        status, body = client.send(annotator, "GET", path, headers={"Authorization": f"Token {annotator.token}"})
+        if status != 200:
+            raise HttpError(f"HTTP {status}")
+        results = json.loads(body)["results"]
+        if not results:
+            annotator.done, annotator.assignment_id = True, None
+            return
+        annotator.assignment_id = int(results[0]["id"])
+
+    def submit(self, client: Client, annotator: Annotator, rng: random.Random, factors: tuple[str, ...]) -> None:
+        path = f"/v1/projects/{self.project_id}/examples/{annotator.assignment_id}/categories"
+        body = json.dumps({"label": rng.choice(self.label_ids)})
+        headers = {"Authorization": f"Token {annotator.token}", "Content-Type": "application/json"}
+        status, _ = client.send(annotator, "POST", path, body, headers)
+        if status != 201:
+            raise HttpError(f"HTTP {status}")
+        annotator.labelled += 1
+        annotator.assignment_id = None  # doccano answers the label alone: the next example is asked for
+
+
+def peer_pids(pid: int) -> list[int]:
+    """The peer's server process and its workers, whose CPU time is the server's."""
+    return [pid, *children(pid)]
+
+
+# -- closed loop: each client labels a fixed number of items back to back -------------------------
+
+
+#: Labels each client stores before a closed-loop run is measured: a server's processes import
+#: what they import lazily, and fill their caches, on their first requests.
+CLOSED_WARMUP_LABELS = 10
+
+
+@dataclass
+class ClosedRun:
+    clients: int
+    labels_each: int
+    seconds: float = 0.0
+    #: Seconds from a label's first request (its next item, where asked for) to its stored answer.
+    label_latencies: list[float] = field(default_factory=list)
+    errors: Counter = field(default_factory=Counter)
+    server_cpu_s: float = 0.0
+    trace_cpu_s: float = float("nan")
+    began: float = 0.0
+    ended: float = 0.0
+
+    @property
+    def labels(self) -> int:
+        return len(self.label_latencies)
+
+    @property
+    def labels_per_s(self) -> float:
+        return self.labels / self.seconds if self.seconds else 0.0
+
+    def per_label_ms(self, cpu_s: float) -> float:
+        return 1000 * cpu_s / self.labels if self.labels else float("nan")
+
+
+def run_closed(
+    client: Client,
+    annotators: list[Annotator],
+    *,
+    labels_each: int,
+    next_fn: Callable[[Client, Annotator], None],
+    submit_fn: Callable[..., None],
+    server_pids: Callable[[], list[int]],
+    factors: tuple[str, ...],
+) -> ClosedRun:
+    """Each annotator, one per client thread, labels ``labels_each`` items as fast as the server
+    answers; the server's CPU (every process of it, from /proc) is read before and after."""
+    run = ClosedRun(len(annotators), labels_each)
+    lock = threading.Lock()
+
+    def work(annotator: Annotator, seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(labels_each):
+            started = time.perf_counter()
+            try:
+                if annotator.assignment_id is None:
+                    next_fn(client, annotator)
+                if annotator.done:
+                    return
+                submit_fn(client, annotator, rng, factors)
+            except (HttpError, OSError) as exc:
+                with lock:
+                    run.errors[str(exc)] += 1
+                annotator.assignment_id = None
+                continue
+            with lock:
+                run.label_latencies.append(time.perf_counter() - started)
+
+    before = sum(process_cpu_s(pid) for pid in server_pids())
+    run.began, started = time.time(), time.perf_counter()
+    pool = [threading.Thread(target=work, args=(a, n), daemon=True) for n, a in enumerate(annotators)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    run.seconds, run.ended = time.perf_counter() - started, time.time()
+    run.server_cpu_s = sum(process_cpu_s(pid) for pid in server_pids()) - before
+    return run
+
+
+def report_closed(run: ClosedRun, server: str) -> None:
+    errors = ", ".join(f"{reason} x{n}" for reason, n in run.errors.most_common(3)) or "none"
+    print(
+        f"{server}: {run.clients} clients x {run.labels_each} labels: {run.labels} labels in {run.seconds:.1f} s, "
+        f"{run.labels_per_s:.1f} labels/s, label p50 {percentile(run.label_latencies, 50):.1f} ms, "
+        f"p95 {percentile(run.label_latencies, 95):.1f} ms; errors: {errors}"
+    )
+    print(
+        f"server CPU per label: {run.per_label_ms(run.server_cpu_s):.2f} ms (its processes, from /proc)"
+        + (f", {run.per_label_ms(run.trace_cpu_s):.2f} ms (its request threads, from the trace)"
+           if run.trace_cpu_s == run.trace_cpu_s else "")
+    )  # fmt: skip
+    print(f"host speed at the end: {host_speed_ms():.0f} ms; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"RESULT server={server} labels_per_s={run.labels_per_s:.1f} "
+        f"label_p95_ms={percentile(run.label_latencies, 95):.1f} "
+        f"server_cpu_ms_per_label={run.per_label_ms(run.server_cpu_s):.2f} "
+        f"cpu_ms_per_label={run.per_label_ms(run.trace_cpu_s):.2f}"
+    )
+
+
+def load_peer(args: argparse.Namespace) -> None:
+    """The closed-loop workload against a peer already serving on this machine (``--peer-url``),
+    its server's CPU read from /proc for ``--peer-pid`` and that process's workers."""
+    print(f"peer: {args.peer} at {args.peer_url} (server pid {args.peer_pid}); load average {os.getloadavg()[0]:.2f}")
+    print(f"host speed: {host_speed_ms():.0f} ms for a fixed pure-Python loop (lower is faster; compare runs by it)")
+    peer = DoccanoPeer(args.peer_url, args.peer_user, args.peer_password)
+    started = time.perf_counter()
+    examples = CLOSED_WARMUP_LABELS + args.labels_per_client + 1
+    annotators = peer.setup(annotators=args.threads_client, examples=examples)
+    print(f"set up {len(annotators)} annotators and {examples} examples in {time.perf_counter() - started:.1f} s")
+    client = Client(peer.port)
+    try:
+        for labels_each in (CLOSED_WARMUP_LABELS, args.labels_per_client):  # the first run is not counted
+            run = run_closed(
+                client, annotators, labels_each=labels_each, next_fn=peer.next_item, submit_fn=peer.submit,
+                server_pids=lambda: peer_pids(args.peer_pid), factors=(),
+            )  # fmt: skip
+    finally:
+        peer.teardown()
+    report_closed(run, args.peer)
 
 
 # -- in-process profile: SQL per request and hot spots --------------------------------------------
@@ -1153,14 +1417,32 @@ def main(argv: list[str] | None = None) -> None:
         "--request-trace", default="", metavar="PATH", help="log each request's wall, CPU and core wait to PATH.<pid>"
     )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
+    parser.add_argument(
+        "--labels-per-client",
+        type=int,
+        default=0,
+        metavar="M",
+        help="closed loop instead of the ramp: each of --threads-client annotators labels M items back to back",
+    )
+    parser.add_argument("--peer", choices=PEERS, default="", help="drive this tool's server instead of Concord's")
+    parser.add_argument("--peer-url", default="", help="the peer's address, http://127.0.0.1:PORT")
+    parser.add_argument("--peer-pid", type=int, default=0, help="the peer's server process (its CPU is read)")
+    parser.add_argument("--peer-user", default="admin", help="the peer's admin account (sets up the project)")
+    parser.add_argument("--peer-password", default="", help="that account's password")
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
         parser.error("--items and --annotators must be at least 1")
-    if args.threads_client >= args.annotators:
+    if args.labels_per_client and args.threads_client > args.annotators:
+        parser.error("--threads-client must be at most --annotators (each client is one annotator)")
+    if not args.labels_per_client and args.threads_client >= args.annotators:
         parser.error("--threads-client must be below --annotators (each thread needs an idle annotator)")
     # A SIGTERM should stop gunicorn too: turn it into the exit that runs the cleanup.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.profile:
+    if args.peer:
+        if not (args.peer_url and args.peer_pid and args.peer_password and args.labels_per_client):
+            parser.error("--peer needs --peer-url, --peer-pid, --peer-password and --labels-per-client")
+        load_peer(args)
+    elif args.profile:
         profile(args)
     else:
         production = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
