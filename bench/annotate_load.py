@@ -25,6 +25,18 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 
     python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...] [--client api]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
+    python bench/annotate_load.py --labels-per-client 100 --threads-client 8 --annotators 8 --client api
+    python bench/annotate_load.py --labels-per-client 100 --threads-client 8 \
+        --peer doccano --peer-url http://127.0.0.1:PORT --peer-pid PID --peer-password PASSWORD
+
+``--labels-per-client M`` replaces the ramp with a closed loop: each of ``--threads-client``
+annotators labels M items back to back (after ten labels each that are not counted), and the
+server's CPU per label is read from /proc for all its processes, beside the request trace's. With
+``--peer doccano`` the same closed loop runs against a doccano server already started on this
+machine (``DoccanoPeer``), its CPU read the same way from ``--peer-pid`` and that process's
+workers; Concord is not started then. Its last line is ``RESULT server=<name> labels_per_s=<n>
+label_p95_ms=<n> server_cpu_ms_per_label=<n> cpu_ms_per_label=<n>`` (the trace's figure; nan for a
+peer).
 
 The database is whatever DATABASE_URL names (PostgreSQL expected). The server runs as
 config/gunicorn.conf.py sets it up (bench/gunicorn_trace.py adds the trace hooks) unless
