@@ -6,8 +6,9 @@ cached count, on every request. A client is safe to share (connections come from
 here each connection pool keeps one.
 
 Files (the embedded default): Django's file cache lists its whole folder before every write, to see
-whether it holds too many entries; every API request writes its throttle count. Here a process
-looks at most once a second, so the folder may hold a few entries above its limit for that long.
+whether it holds too many entries; every API request writes its throttle count. Here each cache
+object (Django keeps one per thread) looks at most once a second, so the folder may hold a few
+entries above its limit for that long.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class RedisCache(django_redis.RedisCache):
         self._class = RedisCacheClient
 
 
-#: Seconds between two looks at the file cache's folder size, per process.
+#: Seconds between two looks at the file cache's folder size, per cache object.
 CULL_INTERVAL_S = 1.0
 
 
