@@ -33,7 +33,13 @@ from annotation.importing.services import import_job_record
 from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
-from annotation.selectors import project_roles, projects_for_user, rater_payload, visible_suggestion
+from annotation.selectors import (
+    assignment_project,
+    project_roles,
+    projects_for_user,
+    rater_payload,
+    visible_suggestion,
+)
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
@@ -337,6 +343,8 @@ class AssignmentSubmitApi(APIView):
         query = self.Query(data=request.query_params)
         query.is_valid(raise_exception=True)
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
+        # The store reads the item's project (its kind's rules), and the claim after it the project.
+        assignment.project = assignment.item.project = assignment_project(assignment=assignment)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         # Whether a suggestion was visible is what the assignment recorded when it was served.
@@ -352,7 +360,7 @@ class AssignmentSubmitApi(APIView):
             # The submit checked the user may write here (an annotating, unpaused member, the project
             # not archived): the claim that follows is theirs to make. A first answer ended their one
             # hold; a repeated submit (the same key) or an edit serves the item they hold, if any.
-            project = assignment.project = assignment.item.project
+            project = assignment.project
             first = assignment.status == Assignment.Status.ASSIGNED
             claim = assignment_claim(project=project, user=request.user, holds_none=first)
             body["next"] = None if claim.assignment is None else next_data(claim)

@@ -179,11 +179,11 @@ def _fallback_start(project: Project, user) -> int:
     return int(seeded_fraction(project.seed, "start", user.pk) * END_OF_ORDER)
 
 
-def _next_open_item(project: Project, user, cursor: int) -> tuple[Item | None, int]:
+def _next_open_item(project: Project, user, cursor: int, size: selectors.ProjectSize) -> tuple[Item | None, int]:
     """The next open item for the user in their own order, with one more annotator counted on it, and
     their new cursor. The whole row comes back, since the page shows it next. Raises _LookAgain when
     the item's last place went to someone else between finding it and taking it."""
-    bits = block_bits(selectors.project_size(project=project).regular)
+    bits = block_bits(size.regular)
     shift = KEY_BITS - bits
     position = min(cursor, END_OF_ORDER) >> shift
     ahead = range(position, min(position + LOOKAHEAD_BLOCKS, 1 << bits))
@@ -339,6 +339,8 @@ class Claim:
     #: The user's assignments in the project by status once this claim is made, when the claim read
     #: them (a new item, or nothing left); None when it served the item they already held.
     counts: dict[str, int] | None = None
+    #: The project's size as the claim read it (the page's progress reads it too); None likewise.
+    size: selectors.ProjectSize | None = None
 
     @property
     def notice(self) -> str:
@@ -357,6 +359,7 @@ def assignment_claim(*, project: Project, user, holds_none: bool = False) -> Cla
     if current is not None:
         return Claim(assignment_open(assignment=current))
     held_before = selectors.held_before()
+    size = selectors.project_size(project=project)
     released = False
     for _attempt in range(CLAIM_ATTEMPTS):
         try:
@@ -364,7 +367,7 @@ def assignment_claim(*, project: Project, user, holds_none: bool = False) -> Cla
                 place = _state(project, user, held_before)
                 if place.stale_holds and not released:
                     raise _StaleHolds
-                return _claim_in_place(project, user, place)
+                return _claim_in_place(project, user, place, size)
         except _StaleHolds:
             holds_release_expired(project=project, held_before=held_before)
             released = True
@@ -379,24 +382,24 @@ def assignment_claim(*, project: Project, user, holds_none: bool = False) -> Cla
     return Claim(assignment_current(project=project, user=user))
 
 
-def _claim_in_place(project: Project, user, place: _Place) -> Claim:
+def _claim_in_place(project: Project, user, place: _Place, size: selectors.ProjectSize) -> Claim:
     item, cursor = None, place.cursor
     if project.qualification_rate and seeded_fraction(project.seed, "qual", user.pk, place.served) < (
         project.qualification_rate
     ):
         item = _qualification_item(project, user)
     if item is None:
-        item, cursor = _next_open_item(project, user, place.cursor)
+        item, cursor = _next_open_item(project, user, place.cursor, size)
     if item is None:
         # Regular items are all taken: known-answer items the user has not seen still count.
         item = _qualification_item(project, user)
         if item is None:
             if place.holds_expired:
                 sql.annotator_state_told(state_id=place.id)
-            return Claim(None, place.holds_expired, place.counts)
+            return Claim(None, place.holds_expired, place.counts, size)
     assignment = _assign(project, user, item, state_id=place.id, cursor=cursor)
     held = Assignment.Status.ASSIGNED
-    return Claim(assignment, place.holds_expired, {**place.counts, held: place.counts[held] + 1})
+    return Claim(assignment, place.holds_expired, {**place.counts, held: place.counts[held] + 1}, size)
 
 
 def assignment_claim_next(*, project: Project, user) -> Assignment | None:

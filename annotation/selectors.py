@@ -204,6 +204,12 @@ def member_share(*, project: Project, size: ProjectSize, roles: Iterable[str]) -
     return size.share(overlap=project.overlap) if Role.ANNOTATOR in roles else 0
 
 
+def assignment_project(*, assignment: Assignment) -> Project:
+    """The assignment's project, by one written-out statement: an API submit that claims the next
+    item asks on every call, and the ORM's lazy read builds its query each time."""
+    return sql.project_by_id(project_id=assignment.project_id)
+
+
 def held_before() -> datetime:
     """Holds opened before this moment have expired (CONCORD_HOLD_SECONDS)."""
     return timezone.now() - timedelta(seconds=settings.CONCORD_HOLD_SECONDS)
@@ -239,6 +245,7 @@ def annotator_progress(
     nothing_left: bool = False,
     cached: bool = True,
     counts: dict[str, int] | None = None,
+    size: ProjectSize | None = None,
 ) -> AnnotatorProgress:
     """The annotator's done count and quota (defined above), for a member with these ``roles``.
 
@@ -247,12 +254,13 @@ def annotator_progress(
     seconds. Only when that count cannot show that enough is available (near the end of the user's
     share) does it count exactly. ``nothing_left`` says the engine just found nothing for them;
     ``cached=False`` counts open items afresh (pages that are not on the hot path). ``counts`` are
-    the user's assignments by status when the caller has them already (a claim reads them)."""
+    the user's assignments by status when the caller has them already (a claim reads them), and
+    ``size`` the project's size likewise."""
     counts = _status_counts(project, user) if counts is None else counts
     done = counts.get(Assignment.Status.SUBMITTED, 0)
     held = counts.get(Assignment.Status.ASSIGNED, 0)
     skipped = counts.get(Assignment.Status.SKIPPED, 0)
-    size = project_size(project=project)
+    size = project_size(project=project) if size is None else size
     to_go = max(member_share(project=project, size=size, roles=roles) - done, 1)
     if nothing_left:
         available = 0

@@ -116,6 +116,8 @@ SELECT p.*, m.{_M.role} AS member_role, m.{_M.paused} AS member_paused
 FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
 WHERE p.{_P.slug} = %s
 """
+# A project by its id (an API call that starts from an assignment's id).
+PROJECT_BY_ID_SQL = f"SELECT * FROM {_P.table} WHERE {_P.id} = %s"
 # The same with one of the user's assignments in the project and a few of its item's columns (a
 # submit or a skip on a page): one statement, where a read of the assignment would be a second.
 ASSIGNMENT_COLUMNS = ("id", "item", "status", "skip_reason", "suggestion_visible", "created_at", "opened_at",
@@ -324,6 +326,11 @@ def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: in
         return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
     params = [user_id, assignment_id, user_id, slug]
     return list(Project.objects.raw(PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params))
+
+
+def project_by_id(*, project_id: int) -> Project | None:
+    """The project with this id, read without building a query."""
+    return next(iter(Project.objects.raw(PROJECT_BY_ID_SQL, [project_id])), None)
 
 
 @cache

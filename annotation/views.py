@@ -20,6 +20,7 @@ from annotation.access import project_assignment_access, require_project_role
 from annotation.assignments import (
     NOT_YOUR_ASSIGNMENT,
     AssignmentClosed,
+    Claim,
     ItemFull,
     NotAssigned,
     assignment_claim,
@@ -198,14 +199,20 @@ def _render_item(
     return_to: str = "",
     notice: str = "",
     status: int = 200,
-    counts: dict[str, int] | None = None,
+    claim: Claim | None = None,
 ) -> HttpResponse:
     kind = project.task_kind
     context = {
         "project": project,
         "kind": kind,
         "progress": annotator_progress(
-            project=project, user=request.user, roles=roles, nothing_left=assignment is None, counts=counts
+            project=project,
+            user=request.user,
+            roles=roles,
+            nothing_left=assignment is None,
+            # What the claim just read, so the progress need not read it again.
+            counts=None if claim is None else claim.counts,
+            size=None if claim is None else claim.size,
         ),
         "assignment": assignment,
         # The page speaks the annotator's language; the API and imports keep the precise field paths.
@@ -257,7 +264,7 @@ def _serve_next(
 ) -> HttpResponse:
     claim = assignment_claim(project=project, user=request.user, holds_none=holds_none)
     notice = " ".join(filter(None, [notice, claim.notice]))
-    return _render_item(request, project, roles, claim.assignment, notice=notice, counts=claim.counts)
+    return _render_item(request, project, roles, claim.assignment, notice=notice, claim=claim)
 
 
 @login_required

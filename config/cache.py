@@ -1,15 +1,22 @@
-"""Django's Redis cache, keeping its redis-py clients.
+"""The caches: Django's Redis cache keeping its redis-py clients, and its file cache culling less often.
 
-Django builds a new ``redis.Redis`` for every cache call, and each one fills its table of response
+Redis: Django builds a new ``redis.Redis`` for every cache call, and each one fills its table of response
 callbacks (about 170 entries) again: a tenth of a millisecond on every session read and every
 cached count, on every request. A client is safe to share (connections come from its pool), so
 here each connection pool keeps one.
+
+Files (the embedded default): Django's file cache lists its whole folder before every write, to see
+whether it holds too many entries; every API request writes its throttle count. Here each cache
+object (Django keeps one per thread) looks at most once a second, so the folder may hold a few
+entries above its limit for that long.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from django.core.cache.backends import filebased
 from django.core.cache.backends import redis as django_redis
 
 
@@ -29,3 +36,20 @@ class RedisCache(django_redis.RedisCache):
     def __init__(self, server: Any, params: dict) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+
+
+#: Seconds between two looks at the file cache's folder size, per cache object.
+CULL_INTERVAL_S = 1.0
+
+
+class FileBasedCache(filebased.FileBasedCache):
+    def __init__(self, directory: str, params: dict) -> None:
+        super().__init__(directory, params)
+        self._culled_at = float("-inf")
+
+    def _cull(self) -> None:
+        now = time.monotonic()
+        if now - self._culled_at < CULL_INTERVAL_S:
+            return
+        self._culled_at = now
+        super()._cull()

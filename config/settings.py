@@ -168,7 +168,7 @@ else:
     # Shared between the web process and the worker, so progress written by one is read by the other.
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "config.cache.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }
@@ -318,7 +318,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "config.api_limits.UserRateThrottle",
         "rest_framework.throttling.ScopedRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {

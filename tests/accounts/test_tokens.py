@@ -13,6 +13,8 @@ from rest_framework.test import APIClient
 
 from accounts.errors import BAD_CREDENTIALS
 from accounts.services import api_token_create
+from annotation.models import Role
+from annotation.services import membership_add
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "right-password-1"
@@ -70,6 +72,28 @@ class StorageAndExpiryTests:
         token, key = api_token_create(user=alice)
         AuthToken.objects.filter(digest=token.digest).update(expiry=timezone.now() - timedelta(seconds=1))
         assert authed(key).get("/api/projects/").status_code == REFUSED
+
+    def test_a_token_with_the_right_key_and_a_wrong_secret_is_refused(self, alice):
+        _, key = api_token_create(user=alice)
+        forged = key[:-4] + ("0000" if key[-4:] != "0000" else "1111")  # the stored key is the first 15 characters
+        assert authed(forged).get("/api/projects/").status_code == REFUSED
+        assert authed(key).get("/api/projects/").status_code == 200
+
+    def test_the_token_of_a_deactivated_account_is_refused(self, alice):
+        _, key = api_token_create(user=alice)
+        type(alice).objects.filter(pk=alice.pk).update(is_active=False)
+        assert authed(key).get("/api/projects/").status_code == REFUSED
+
+    def test_each_token_answers_as_its_own_user(self, alice, make_user, make_project):
+        project = make_project("copa_likert")
+        membership_add(project=project, user=alice, role=Role.ANNOTATOR)
+        bob = make_user("bob", PASSWORD)
+
+        def slugs(user) -> list[str]:
+            body = authed(api_token_create(user=user)[1]).get("/api/projects/").json()
+            return [row["slug"] for row in body["results"]]
+
+        assert project.slug in slugs(alice) and project.slug not in slugs(bob)
 
     def test_tokens_beyond_the_per_user_cap_replace_the_oldest(self, alice, settings):
         settings.CONCORD_API_TOKENS_PER_USER = 2

@@ -1,0 +1,47 @@
+"""Each user's API request rate (config.api_limits.UserRateThrottle): counted in fixed windows of the
+rate's period, refused with 429 and Retry-After past the limit, per user."""
+
+from __future__ import annotations
+
+import pytest
+
+from config.api_limits import UserRateThrottle
+from tests.api.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def three_a_minute(monkeypatch):
+    monkeypatch.setitem(UserRateThrottle.THROTTLE_RATES, "user", "3/minute")
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The throttle's clock, set by the test: 10 s into a minute-long window."""
+    now = [6000.0 + 10.0]
+    monkeypatch.setattr(UserRateThrottle, "timer", lambda self: now[0])
+    return now
+
+
+class UserRateThrottleTests:
+    def test_requests_past_the_rate_are_refused_with_the_time_to_wait(self, make_user, three_a_minute, clock):
+        api = client_for(make_user("ann"))
+        assert [api.get("/api/projects/").status_code for _ in range(3)] == [200, 200, 200]
+        refused = api.get("/api/projects/")
+        assert refused.status_code == 429
+        assert int(refused["Retry-After"]) == 50  # the window ends 50 s from now
+
+    def test_each_user_has_a_count_of_their_own(self, make_user, three_a_minute, clock):
+        first, second = client_for(make_user("ann")), client_for(make_user("bob"))
+        for _ in range(3):
+            first.get("/api/projects/")
+        assert first.get("/api/projects/").status_code == 429
+        assert second.get("/api/projects/").status_code == 200
+
+    def test_the_next_window_starts_from_zero(self, make_user, three_a_minute, clock):
+        api = client_for(make_user("ann"))
+        for _ in range(4):
+            api.get("/api/projects/")
+        clock[0] += 50.0
+        assert api.get("/api/projects/").status_code == 200
