@@ -68,10 +68,18 @@ def patterns_of(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt
 
 def pattern_counts(inverse: npt.NDArray[np.intp], n_patterns: int, indices: npt.NDArray[np.intp]) -> Floats:
     """(resamples, patterns): how many of each resample's drawn units have each pattern."""
-    offsets = (np.arange(len(indices)) * n_patterns)[:, None]
-    flat = (inverse[indices] + offsets).ravel()
-    counts = np.bincount(flat, minlength=len(indices) * n_patterns)
-    return counts.reshape(len(indices), n_patterns).astype(float)
+    # One resample at a time, through one reused buffer of the narrowest integer type: the gather and
+    # the count stay in the processor's cache, which is several times quicker than one
+    # (resamples x units) gather and count on 100,000 units.
+    narrow = np.int16 if n_patterns <= np.iinfo(np.int16).max else np.intp
+    compact = inverse.astype(narrow, copy=False)
+    buffer = np.empty(indices.shape[1], dtype=narrow)
+    counts = np.empty((len(indices), n_patterns))
+    for row, drawn in enumerate(indices):
+        # Draws are in range by construction; "clip" spares take() the copy "raise" makes with out=.
+        np.take(compact, drawn, out=buffer, mode="clip")
+        counts[row] = np.bincount(buffer, minlength=n_patterns)
+    return counts
 
 
 def _one_hot(cells: npt.NDArray[np.intp], size: int) -> Floats:
@@ -114,14 +122,14 @@ def _scores(coded: Coded, weighting: Weighting) -> Floats | None:
 
 def _gathered_means(values: Floats, included: npt.NDArray[np.bool_], indices: npt.NDArray[np.intp]) -> Floats:
     """Each resample's mean of ``values`` over its drawn units that are ``included``, in draw order."""
-    drawn = values[indices]
-    if included.all():
-        with np.errstate(all="ignore"):
-            return drawn.mean(axis=1)
-    keep = included[indices]
+    # One resample at a time through one buffer (as ``pattern_counts``): a contiguous row's mean is
+    # the very sum NumPy makes of that row in a (resamples x units) array.
+    everyone = bool(included.all())
+    buffer = np.empty(indices.shape[1])
     out = np.full(len(indices), np.nan)
-    for b in range(len(indices)):
-        row = drawn[b][keep[b]]
+    for b, drawn in enumerate(indices):
+        np.take(values, drawn, out=buffer, mode="clip")
+        row = buffer if everyone else buffer[included.take(drawn, mode="clip")]
         if len(row):
             out[b] = row.mean()
     return out
