@@ -147,7 +147,10 @@ class BatchedDimension:
 
     ``coefficients`` / ``full`` are the dimension's two coded matrices and ``*_rows`` map a shared
     unit to their rows (-1: no row), as in ``dimensions._Prepared``; ``reference`` is the reference
-    column of ``full``.
+    column of ``full``. ``extra``, when given, is more integer columns per shared unit that another
+    statistic counts on the same resamples (the anchoring table's cells): they enter the patterns,
+    and :attr:`extra_patterns` gives their values per pattern. Every sum over patterns being exact,
+    finer patterns leave the measures' values unchanged.
     """
 
     level: Level
@@ -156,6 +159,7 @@ class BatchedDimension:
     full: Coded
     full_rows: npt.NDArray[np.intp]
     reference: int | None
+    extra: npt.NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         full = self.full
@@ -165,9 +169,11 @@ class BatchedDimension:
         shared[present] = codes[self.full_rows[present]]
         # Whether the unit has a row among the coefficients' ratings is part of its pattern too.
         in_coefficients = (self.coefficient_rows >= 0).astype(np.int64)[:, None]
-        self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients]))
-        self._codes = self._patterns[:, :-1]
-        self._in_coefficients = self._patterns[:, -1] == 1
+        extra = np.zeros((len(shared), 0), dtype=np.int64) if self.extra is None else self.extra
+        self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients, extra]))
+        self._codes = self._patterns[:, : full.n_raters]
+        self._in_coefficients = self._patterns[:, full.n_raters] == 1
+        self.extra_patterns = self._patterns[:, full.n_raters + 1 :]
         self._k = len(full.domain)
         self._columns = [j for j in range(full.n_raters) if self.coefficients is full or j != self.reference]
         self._means: list[tuple[Floats, npt.NDArray[np.bool_], Callable[[Floats, npt.NDArray[np.intp]], Floats]]] = []
