@@ -13,6 +13,7 @@ from validation.agreement import dimensions as agreement_dimensions
 from validation.agreement.batched import BatchedDimension
 from validation.agreement.bootstrap import index_batches, multiplicities
 from validation.agreement.coding import coded_from_array
+from validation.agreement.summaries import exposure_comparisons, exposure_input
 
 RESAMPLES = 120
 
@@ -144,3 +145,27 @@ class ExposureBootstrapTests:
         settings = result.bootstrap
         assert result.kappa_shown.confidence_interval == percentile_interval(draws["shown"], settings)
         assert result.kappa_hidden.confidence_interval == percentile_interval(draws["hidden"], settings)
+
+
+class SharedAnchoringResamplesTests:
+    def test_anchoring_counted_with_the_agreement_equals_it_computed_alone(self):
+        """``joint_agreement(exposures=...)`` counts the anchoring cells with the dimensions' patterns:
+        the comparisons, intervals included, are those ``exposure_comparisons`` gives on its own, and
+        the dimensions' own numbers do not change."""
+        rng = np.random.default_rng(11)
+        n = 120
+        dims, exposures = {}, {}
+        for i in range(2):
+            people = _ratings(n, 3, seed=20 + i, missing=0.1)
+            judge = rng.integers(0, 3, n).astype(float)
+            judge[rng.random(n) < 0.1] = np.nan
+            visible = rng.integers(-1, 2, (n, 3))
+            dims[f"f{i}"] = DimensionInput(ratings=np.column_stack([people, judge]), level="ordinal")
+            exposures[f"f{i}"] = exposure_input(people, judge, visible, level="ordinal", weighting="quadratic")
+        options = {"raters": ["a", "b", "c", "judge"], "reference": "judge", "reference_in_coefficients": False}
+        shared = joint_agreement(dims, **options, bootstrap=90, seed=3, exposures=exposures)
+        alone = exposure_comparisons(exposures, bootstrap=90, seed=3)
+        assert shared.exposures == alone
+        assert shared.exposures["f0"].kappa_shown.confidence_interval is not None
+        without = joint_agreement(dims, **options, bootstrap=90, seed=3)
+        assert shared.dimensions == without.dimensions and shared.overall == without.overall
