@@ -17,9 +17,11 @@ always gives the same arrays and the same input digest, whatever the database id
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,9 +250,11 @@ class _Collector:
             keys = pd.DataFrame({"item": np.sort(pd.unique(all_items)), "suffix": ""})
         # Every item of the project in one streamed query: an IN list of 100,000 ids would exceed
         # SQLite's parameter limit.
-        external = dict(
-            Item.objects.filter(project=project).values_list("pk", "external_id").iterator(chunk_size=BATCH)
-        )
+        external = {
+            pk: external_id
+            for batch in _fetched(Item.objects.filter(project=project).values_list("pk", "external_id"), BATCH)
+            for pk, external_id in batch
+        }
         keys["external_id"] = keys["item"].map(external)
         keys = keys.sort_values(["external_id", "suffix"], kind="stable").reset_index(drop=True)
         if with_suffix:
@@ -381,10 +385,24 @@ def _fetched(queryset: QuerySet[Any], size: int) -> Iterator[list[tuple[Any, ...
     rows Django's iterator costs more than the query. Only for fields without a converter (numbers,
     text, booleans; SQLite gives booleans as 1 and 0)."""
     sql, params = queryset.query.get_compiler(using=queryset.db).as_sql()
-    with connections[queryset.db].cursor() as cursor:
+    with connections[queryset.db].cursor() as cursor, _collection_paused():
         cursor.execute(sql, params)
         while batch := cursor.fetchmany(size):
             yield batch
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while rows are read: the rows' tuples of numbers and
+    text hold no cycles, yet hundreds of thousands of them make it walk every live object again and
+    again (a third of the reading time on 100,000 items)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _path_fields(kind: TaskKind) -> list[Any]:
