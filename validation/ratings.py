@@ -452,8 +452,8 @@ def _collect_judge_run(collector: _Collector, project: Project, run_id: int) -> 
             # Rows come by item, newest first: an item's first row is its answer (as suggestion_values).
             first = np.flatnonzero(np.concatenate([[items[0] != previous], items[1:] != items[:-1]]))
             previous = items[-1]
-            answers = [batch[i] for i in first]
-            collector.add_columns(items[first], [rater] * len(first), [None] * len(first), _path_columns(answers, 1, kind))
+            columns = _path_columns([batch[i] for i in first], 1, kind)
+            collector.add_columns(items[first], [rater] * len(first), [None] * len(first), columns)
         return
     needs_payload = collector.kind.ratings_need_payload
     for batch in _batched(suggestion_values(run_id=run_id, as_text=True), BATCH):

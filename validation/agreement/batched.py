@@ -133,9 +133,7 @@ def _scores(coded: Coded, weighting: Weighting) -> Floats | None:
     return None if weighting == "unweighted" else kappa_scores(coded)
 
 
-def _gathered_means(
-    values: Floats, included: npt.NDArray[np.bool_], drawn: npt.NDArray[np.integer]
-) -> Floats:
+def _gathered_means(values: Floats, included: npt.NDArray[np.bool_], drawn: npt.NDArray[np.integer]) -> Floats:
     """Each resample's mean of ``values`` (per pattern) over its drawn units whose pattern is
     ``included``, in draw order; ``drawn`` holds each draw's pattern."""
     # One resample at a time, from the small per-pattern table: a contiguous row's mean is the very

@@ -38,12 +38,6 @@ from validation.agreement.estimators import (
     majority_kappa_coded,
     percent_agreement_coded,
 )
-from validation.agreement.summaries import (
-    ExposureInput,
-    exposure_comparisons,
-    exposure_statistics,
-    exposure_unit_cells,
-)
 from validation.agreement.measures import (
     CORRELATION_METHODS,
     FLEISS_KAPPA,
@@ -65,6 +59,12 @@ from validation.agreement.results import (
     DimensionAgreement,
     JointAgreement,
     ReferenceAgreement,
+)
+from validation.agreement.summaries import (
+    ExposureInput,
+    exposure_comparisons,
+    exposure_statistics,
+    exposure_unit_cells,
 )
 
 #: Told (resamples done, resamples in all) as a bootstrap advances, e.g. for a progress bar.
@@ -306,7 +306,8 @@ def _resampled_values(
                 progress((n_resamples + b + 1) // 2 if fast_work else b + 1, n_resamples)
     if progress is not None:
         progress(n_resamples, n_resamples)
-    return values, {name: {key: np.concatenate(parts) for key, parts in found.items()} for name, found in anchoring.items()}
+    draws = {name: {key: np.concatenate(parts) for key, parts in found.items()} for name, found in anchoring.items()}
+    return values, draws
 
 
 def _run(
