@@ -66,6 +66,11 @@ def patterns_of(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt
     return unique, inverse.reshape(-1).astype(np.intp)
 
 
+#: From this many units a batch's draws are gathered and counted one resample at a time (in the
+#: processor's cache); below it, the whole batch at once. Both give the same numbers.
+ROW_BY_ROW_FROM_UNITS = 5_000
+
+
 def _pattern_dtype(n_patterns: int) -> type[np.integer]:
     return np.int16 if n_patterns <= np.iinfo(np.int16).max else np.intp
 
@@ -85,6 +90,14 @@ def pattern_counts(
     # (resamples x units) gather and count on 100,000 units.
     narrow = _pattern_dtype(n_patterns) if drawn is None else drawn.dtype
     compact = inverse.astype(narrow, copy=False)
+    if indices.shape[1] < ROW_BY_ROW_FROM_UNITS:
+        # Few units: the whole batch at once costs fewer calls, and the counts are the same.
+        patterns = compact[indices]
+        if drawn is not None:
+            drawn[...] = patterns
+        offsets = (np.arange(len(indices)) * n_patterns)[:, None]
+        flat = np.bincount((patterns + offsets).ravel(), minlength=len(indices) * n_patterns)
+        return flat.reshape(len(indices), n_patterns).astype(float)
     buffer = np.empty(indices.shape[1], dtype=narrow)
     counts = np.empty((len(indices), n_patterns))
     for row, units in enumerate(indices):
@@ -139,6 +152,9 @@ def _gathered_means(values: Floats, included: npt.NDArray[np.bool_], drawn: npt.
     # One resample at a time, from the small per-pattern table: a contiguous row's mean is the very
     # sum NumPy makes of that row in a (resamples x units) array of the units' values.
     everyone = bool(included.all())
+    if everyone and drawn.shape[1] < ROW_BY_ROW_FROM_UNITS:
+        with np.errstate(all="ignore"):
+            return values[drawn].mean(axis=1)
     out = np.full(len(drawn), np.nan)
     for b, patterns in enumerate(drawn):
         row = values.take(patterns)

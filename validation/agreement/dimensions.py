@@ -69,6 +69,9 @@ from validation.agreement.summaries import (
 
 #: Told (resamples done, resamples in all) as a bootstrap advances, e.g. for a progress bar.
 Progress = Callable[[int, int], None]
+#: From this many units the anchoring comparisons' cells join the dimensions' patterns, so that one
+#: count per resample serves both; on fewer, the finer patterns cost more than counting twice.
+SHARED_ANCHORING_FROM_UNITS = 5_000
 
 
 def _dimension_agreement_iv(
@@ -337,9 +340,12 @@ def _run(
             for name in prepared
         }
         overall_keys = [key for key in common if overall[key].statistic is not None]
-        values, anchoring_draws = _resampled_values(
-            prepared, defined, n_shared, settings, progress, {n: e for n, e in exposures.items() if n in prepared}
+        shared = (
+            {n: e for n, e in exposures.items() if n in prepared} if n_shared >= SHARED_ANCHORING_FROM_UNITS else {}
         )
+        values, anchoring_draws = _resampled_values(prepared, defined, n_shared, settings, progress, shared)
+        if not shared:
+            anchoring_draws = None
         for (name, key), column in values.items():
             target = points[name]
             drawn = column[~np.isnan(column)]

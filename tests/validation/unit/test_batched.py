@@ -9,6 +9,7 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from validation.agreement import DimensionInput, exposure_comparison, joint_agreement, percentile_interval
+from validation.agreement import batched as batched_module
 from validation.agreement import dimensions as agreement_dimensions
 from validation.agreement.batched import BatchedDimension
 from validation.agreement.bootstrap import index_batches, multiplicities
@@ -54,8 +55,14 @@ CASES = [
 
 
 class BatchedDimensionTests:
+    @pytest.mark.parametrize("row_by_row", [False, True], ids=["whole-batch", "row-by-row"])
     @pytest.mark.parametrize(("n_units", "raters", "level", "missing", "in_coefficients"), CASES)
-    def test_every_measure_equals_the_library_on_every_resample(self, n_units, raters, level, missing, in_coefficients):
+    def test_every_measure_equals_the_library_on_every_resample(
+        self, n_units, raters, level, missing, in_coefficients, row_by_row, monkeypatch
+    ):
+        # Large data is gathered and counted one resample at a time: the same numbers either way.
+        if row_by_row:
+            monkeypatch.setattr(batched_module, "ROW_BY_ROW_FROM_UNITS", 0)
         ratings = _ratings(n_units, raters, seed=n_units + raters, missing=missing)
         coded = coded_from_array(ratings, level)
         names = [f"r{j}" for j in range(raters)]
@@ -121,8 +128,11 @@ class ResamplerTests:
 
 
 class ExposureBootstrapTests:
-    def test_intervals_are_those_of_statsmodels_on_each_resamples_tables(self):
+    @pytest.mark.parametrize("row_by_row", [False, True], ids=["whole-batch", "row-by-row"])
+    def test_intervals_are_those_of_statsmodels_on_each_resamples_tables(self, row_by_row, monkeypatch):
         """The anchoring comparison's resamples, recomputed here one at a time with statsmodels."""
+        if row_by_row:
+            monkeypatch.setattr(batched_module, "ROW_BY_ROW_FROM_UNITS", 0)
         rng = np.random.default_rng(3)
         n = 90
         people = rng.integers(0, 3, (n, 3)).astype(float)
@@ -148,10 +158,12 @@ class ExposureBootstrapTests:
 
 
 class SharedAnchoringResamplesTests:
-    def test_anchoring_counted_with_the_agreement_equals_it_computed_alone(self):
-        """``joint_agreement(exposures=...)`` counts the anchoring cells with the dimensions' patterns:
-        the comparisons, intervals included, are those ``exposure_comparisons`` gives on its own, and
-        the dimensions' own numbers do not change."""
+    @pytest.mark.parametrize("shared_from", [0, 10**9], ids=["shared-counts", "own-counts"])
+    def test_anchoring_counted_with_the_agreement_equals_it_computed_alone(self, shared_from, monkeypatch):
+        """``joint_agreement(exposures=...)`` counts the anchoring cells with the dimensions' patterns
+        on large data: the comparisons, intervals included, are those ``exposure_comparisons`` gives
+        on its own, and the dimensions' own numbers do not change."""
+        monkeypatch.setattr(agreement_dimensions, "SHARED_ANCHORING_FROM_UNITS", shared_from)
         rng = np.random.default_rng(11)
         n = 120
         dims, exposures = {}, {}
