@@ -340,12 +340,10 @@ def _run(
             for name in prepared
         }
         overall_keys = [key for key in common if overall[key].statistic is not None]
-        shared = (
-            {n: e for n, e in exposures.items() if n in prepared} if n_shared >= SHARED_ANCHORING_FROM_UNITS else {}
-        )
-        values, anchoring_draws = _resampled_values(prepared, defined, n_shared, settings, progress, shared)
-        if not shared:
-            anchoring_draws = None
+        # Large data with every comparison on a dimension here: the anchoring cells counted with it.
+        shared = n_shared >= SHARED_ANCHORING_FROM_UNITS and set(exposures) <= set(prepared)
+        values, draws = _resampled_values(prepared, defined, n_shared, settings, progress, exposures if shared else {})
+        anchoring_draws = draws if shared else None
         for (name, key), column in values.items():
             target = points[name]
             drawn = column[~np.isnan(column)]
@@ -363,8 +361,7 @@ def _run(
 
     anchoring = {}
     if exposures:
-        if anchoring_draws is None or not set(exposures) <= set(prepared):
-            anchoring_draws = None  # no resamples shared with the dimensions: drawn on their own
+        # Without shared draws (none, or small data) exposure_comparisons draws the same resamples itself.
         anchoring = exposure_comparisons(
             exposures,
             bootstrap=bootstrap if n_shared else 0,
