@@ -207,7 +207,9 @@ def member_share(*, project: Project, size: ProjectSize, roles: Iterable[str]) -
 def assignment_project(*, assignment: Assignment) -> Project:
     """The assignment's project, by one written-out statement: an API submit that claims the next
     item asks on every call, and the ORM's lazy read builds its query each time."""
-    return sql.project_by_id(project_id=assignment.project_id)
+    project = sql.project_by_id(project_id=assignment.project_id)
+    assert project is not None  # an assignment's project is never deleted before it
+    return project
 
 
 def held_before() -> datetime:

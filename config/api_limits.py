@@ -76,6 +76,10 @@ class UserRateThrottle(throttling.UserRateThrottle):
     across the edge of two windows; the limit is against runaway scripts, which it still stops.
     """
 
+    # Set by DRF's SimpleRateThrottle from the rate (its stubs do not declare them).
+    duration: int
+    num_requests: int
+
     def allow_request(self, request, view) -> bool:
         if self.rate is None:
             return True

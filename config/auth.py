@@ -83,12 +83,12 @@ class TokenAuthentication(knox_auth.TokenAuthentication):
     def authenticate_credentials(self, token: bytes):
         # knox's own loop (knox.auth.TokenAuthentication.authenticate_credentials) over the rows read here.
         invalid = _("Invalid token.")
-        token = token.decode("utf-8")
-        for auth_token in tokens_with_users(token[: CONSTANTS.TOKEN_KEY_LENGTH]):
+        text = token.decode("utf-8")
+        for auth_token in tokens_with_users(text[: CONSTANTS.TOKEN_KEY_LENGTH]):
             if self._cleanup_token(auth_token):
                 continue
             try:
-                digest = hash_token(token)
+                digest = hash_token(text)
             except (TypeError, binascii.Error):
                 raise exceptions.AuthenticationFailed(invalid) from None
             if compare_digest(digest, auth_token.digest):

@@ -52,4 +52,4 @@ class FileBasedCache(filebased.FileBasedCache):
         if now - self._culled_at < CULL_INTERVAL_S:
             return
         self._culled_at = now
-        super()._cull()
+        super()._cull()  # type: ignore[misc]  # Django's own private method, absent from the stubs

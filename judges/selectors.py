@@ -33,19 +33,20 @@ def _run_suggestions(run: JudgeRun) -> QuerySet[Suggestion]:
     return Suggestion.objects.filter(judge_id=run.judge_id, item__project_id=run.project_id)
 
 
+def ok_suggestions(*, run_id: int) -> QuerySet[Suggestion]:
+    """The run's OK suggestions by item, each item's newest first: the first row of an item is its
+    answer (an item judged under two prompt hashes, its payload having changed, counts once)."""
+    run = JudgeRun.objects.get(pk=run_id)
+    return _run_suggestions(run).filter(status=Suggestion.Status.OK).order_by("item_id", "-updated_at", "-id")
+
+
 def suggestion_values(*, run_id: int, as_text: bool = False) -> Iterator[tuple[int, Any]]:
     """(item id, value) of the run's OK suggestions, in item order. Failed items are absent, never zeros.
 
     ``as_text`` gives each value as its JSON text, for callers that decode many at once (decoding row
     by row is most of the cost of reading 100,000 values)."""
-    run = JudgeRun.objects.get(pk=run_id)
     previous = None
-    rows = (
-        _run_suggestions(run)
-        .filter(status=Suggestion.Status.OK)
-        .order_by("item_id", "-updated_at", "-id")
-        .values_list("item_id", Cast("value", TextField()) if as_text else "value")
-    )
+    rows = ok_suggestions(run_id=run_id).values_list("item_id", Cast("value", TextField()) if as_text else "value")
     for item_id, value in rows.iterator(chunk_size=2000):
         # An item judged under two prompt hashes (its payload changed) counts once: the newest answer.
         if item_id != previous:

@@ -122,8 +122,8 @@ class DimensionColumn:
     every rating is of the whole item.
     """
 
-    rows: Sequence[int]
-    values: Sequence[Any]
+    rows: Sequence[int] | np.ndarray
+    values: Sequence[Any] | np.ndarray
     suffixes: Sequence[str] | None = None
 
 
@@ -208,6 +208,11 @@ class TaskKind:
     rating_dimensions: ClassVar[tuple[RatingDimension, ...]] = ()
     #: Whether ``value_ratings`` reads the item payload; loading payloads costs time on large projects.
     ratings_need_payload: ClassVar[bool] = False
+    #: Where each dimension's rating sits in a value, for a kind whose every rating is one number at a
+    #: fixed key path (no suffix, no payload): ``{"CT": ("scores", "CT"), ...}``. The database then
+    #: reads the ratings of 100,000s of values at those paths, and no value is decoded. What it reads
+    #: must be what ``value_ratings`` gives (a test compares them); empty: the values are decoded.
+    rating_paths: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: Whether ``value_rules`` reads the item payload. Imports of many values (a model's run) skip
     #: loading the items' payloads for a kind that sets this to False.
     value_rules_need_payload: ClassVar[bool] = True

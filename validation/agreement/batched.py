@@ -67,12 +67,46 @@ def patterns_of(rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt
     return unique, inverse.reshape(-1).astype(np.intp)
 
 
-def pattern_counts(inverse: npt.NDArray[np.intp], n_patterns: int, indices: npt.NDArray[np.intp]) -> Floats:
-    """(resamples, patterns): how many of each resample's drawn units have each pattern."""
-    offsets = (np.arange(len(indices)) * n_patterns)[:, None]
-    flat = (inverse[indices] + offsets).ravel()
-    counts = np.bincount(flat, minlength=len(indices) * n_patterns)
-    return counts.reshape(len(indices), n_patterns).astype(float)
+#: From this many units a batch's draws are gathered and counted one resample at a time (in the
+#: processor's cache); below it, the whole batch at once. Both give the same numbers.
+ROW_BY_ROW_FROM_UNITS = 5_000
+
+
+def _pattern_dtype(n_patterns: int) -> type[np.integer]:
+    return np.int16 if n_patterns <= np.iinfo(np.int16).max else np.intp
+
+
+def pattern_counts(
+    inverse: npt.NDArray[np.intp],
+    n_patterns: int,
+    indices: npt.NDArray[np.intp],
+    *,
+    drawn: npt.NDArray[np.integer] | None = None,
+) -> Floats:
+    """(resamples, patterns): how many of each resample's drawn units have each pattern.
+
+    ``drawn``, when given (the shape of ``indices``), receives each draw's pattern."""
+    # One resample at a time, through one reused buffer of the narrowest integer type: the gather and
+    # the count stay in the processor's cache, which is several times quicker than one
+    # (resamples x units) gather and count on 100,000 units.
+    narrow = _pattern_dtype(n_patterns) if drawn is None else drawn.dtype
+    compact = inverse.astype(narrow, copy=False)
+    if indices.shape[1] < ROW_BY_ROW_FROM_UNITS:
+        # Few units: the whole batch at once costs fewer calls, and the counts are the same.
+        patterns = compact[indices]
+        if drawn is not None:
+            drawn[...] = patterns
+        offsets = (np.arange(len(indices)) * n_patterns)[:, None]
+        flat = np.bincount((patterns + offsets).ravel(), minlength=len(indices) * n_patterns)
+        return flat.reshape(len(indices), n_patterns).astype(float)
+    buffer = np.empty(indices.shape[1], dtype=narrow)
+    counts = np.empty((len(indices), n_patterns))
+    for row, units in enumerate(indices):
+        out = buffer if drawn is None else drawn[row]
+        # Draws are in range by construction; "clip" spares take() the copy "raise" makes with out=.
+        np.take(compact, units, out=out, mode="clip")
+        counts[row] = np.bincount(out, minlength=n_patterns)
+    return counts
 
 
 def _one_hot(cells: npt.NDArray[np.intp], size: int) -> Floats:
@@ -113,16 +147,20 @@ def _scores(coded: Coded, weighting: Weighting) -> Floats | None:
     return None if weighting == "unweighted" else kappa_scores(coded)
 
 
-def _gathered_means(values: Floats, included: npt.NDArray[np.bool_], indices: npt.NDArray[np.intp]) -> Floats:
-    """Each resample's mean of ``values`` over its drawn units that are ``included``, in draw order."""
-    drawn = values[indices]
-    if included.all():
+def _gathered_means(values: Floats, included: npt.NDArray[np.bool_], drawn: npt.NDArray[np.integer]) -> Floats:
+    """Each resample's mean of ``values`` (per pattern) over its drawn units whose pattern is
+    ``included``, in draw order; ``drawn`` holds each draw's pattern."""
+    # One resample at a time, from the small per-pattern table: a contiguous row's mean is the very
+    # sum NumPy makes of that row in a (resamples x units) array of the units' values.
+    everyone = bool(included.all())
+    if everyone and drawn.shape[1] < ROW_BY_ROW_FROM_UNITS:
         with np.errstate(all="ignore"):
-            return drawn.mean(axis=1)
-    keep = included[indices]
-    out = np.full(len(indices), np.nan)
-    for b in range(len(indices)):
-        row = drawn[b][keep[b]]
+            return values[drawn].mean(axis=1)
+    out = np.full(len(drawn), np.nan)
+    for b, patterns in enumerate(drawn):
+        row = values.take(patterns)
+        if not everyone:
+            row = row[included.take(patterns)]
         if len(row):
             out[b] = row.mean()
     return out
@@ -140,7 +178,10 @@ class BatchedDimension:
 
     ``coefficients`` / ``full`` are the dimension's two coded matrices and ``*_rows`` map a shared
     unit to their rows (-1: no row), as in ``dimensions._Prepared``; ``reference`` is the reference
-    column of ``full``.
+    column of ``full``. ``extra``, when given, is more integer columns per shared unit that another
+    statistic counts on the same resamples (the anchoring table's cells): they enter the patterns,
+    and :attr:`extra_patterns` gives their values per pattern. Every sum over patterns being exact,
+    finer patterns leave the measures' values unchanged.
     """
 
     level: Level
@@ -149,6 +190,7 @@ class BatchedDimension:
     full: Coded
     full_rows: npt.NDArray[np.intp]
     reference: int | None
+    extra: npt.NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         full = self.full
@@ -158,12 +200,15 @@ class BatchedDimension:
         shared[present] = codes[self.full_rows[present]]
         # Whether the unit has a row among the coefficients' ratings is part of its pattern too.
         in_coefficients = (self.coefficient_rows >= 0).astype(np.int64)[:, None]
-        self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients]))
-        self._codes = self._patterns[:, :-1]
-        self._in_coefficients = self._patterns[:, -1] == 1
+        extra = np.zeros((len(shared), 0), dtype=np.int64) if self.extra is None else self.extra
+        self._patterns, self._inverse = patterns_of(np.hstack([shared, in_coefficients, extra]))
+        self._codes = self._patterns[:, : full.n_raters]
+        self._in_coefficients = self._patterns[:, full.n_raters] == 1
+        self.extra_patterns = self._patterns[:, full.n_raters + 1 :]
         self._k = len(full.domain)
         self._columns = [j for j in range(full.n_raters) if self.coefficients is full or j != self.reference]
         self._means: list[tuple[Floats, npt.NDArray[np.bool_], Callable[[Floats, npt.NDArray[np.intp]], Floats]]] = []
+        self._drawn: tuple[npt.NDArray[np.intp], npt.NDArray[np.integer]] | None = None
 
     # -- the measures this path computes, by key ----------------------------------------------------
     def measures(self, keys: set[str]) -> dict[str, Callable[[Floats, npt.NDArray[np.intp]], Floats]]:
@@ -193,8 +238,19 @@ class BatchedDimension:
         return out
 
     def counts(self, indices: npt.NDArray[np.intp]) -> Floats:
-        """(resamples, patterns) for a batch of draws."""
-        return pattern_counts(self._inverse, len(self._patterns), indices)
+        """(resamples, patterns) for a batch of draws (keeping each draw's pattern when a mean over the
+        draws needs it)."""
+        if not self._means:
+            return pattern_counts(self._inverse, len(self._patterns), indices)
+        drawn = np.empty(indices.shape, dtype=_pattern_dtype(len(self._patterns)))
+        self._drawn = (indices, drawn)
+        return pattern_counts(self._inverse, len(self._patterns), indices, drawn=drawn)
+
+    def _drawn_patterns(self, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.integer]:
+        """Each draw's pattern: kept by :meth:`counts` for these draws, else looked up."""
+        if self._drawn is not None and self._drawn[0] is indices:
+            return self._drawn[1]
+        return self._inverse[indices]
 
     # -- helpers over the coefficients' ratings ------------------------------------------------------
     def _category_counts(self) -> npt.NDArray[np.int64]:
@@ -207,15 +263,13 @@ class BatchedDimension:
         counts[~self._in_coefficients] = 0
         return counts
 
-    def _unit_values(self, per_pattern: Floats) -> Floats:
-        return per_pattern[self._inverse]
-
     def _mean_of(
         self, values: Floats, included: npt.NDArray[np.bool_]
     ) -> Callable[[Floats, npt.NDArray[np.intp]], Floats]:
-        """Each resample's mean of ``values`` over its ``included`` units, computed once per batch for
-        equal inputs: with complete data Fleiss' per-unit agreement and the percent agreement's
-        shares are the same numbers (both sum_j n_ij(n_ij - 1) / (n(n - 1))), so one gather serves both."""
+        """Each resample's mean of ``values`` (per pattern) over its units whose pattern is
+        ``included``, computed once per batch for equal inputs: with complete data Fleiss' per-unit
+        agreement and the percent agreement's shares are the same numbers (both
+        sum_j n_ij(n_ij - 1) / (n(n - 1))), so one pass serves both."""
         for known_values, known_included, known_compute in self._means:
             if np.array_equal(known_included, included) and np.array_equal(known_values, values, equal_nan=True):
                 return known_compute
@@ -224,7 +278,7 @@ class BatchedDimension:
         def compute(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
             if last and last[0][0] is indices:
                 return last[0][1]
-            means = _gathered_means(values, included, indices)
+            means = _gathered_means(values, included, self._drawn_patterns(indices))
             last[:] = [(indices, means)]
             return means
 
@@ -240,7 +294,7 @@ class BatchedDimension:
         if np.all(np.isin(shares[pairable], (0.0, 1.0))):
             ones, pairable_f = (pairable & (shares == 1)).astype(float), pairable.astype(float)
             return lambda c, indices: _counted_mean(c @ ones, c @ pairable_f)
-        return self._mean_of(self._unit_values(np.where(pairable, shares, np.nan)), pairable[self._inverse])
+        return self._mean_of(np.where(pairable, shares, np.nan), pairable)
 
     def _fleiss(self) -> Callable[[Floats, npt.NDArray[np.intp]], Floats]:
         counts = self._category_counts().astype(float)
@@ -255,7 +309,7 @@ class BatchedDimension:
             def p_mean(c: Floats, indices: npt.NDArray[np.intp], /) -> Floats:
                 return _counted_mean(c @ ones, c @ units)
         else:
-            p_mean = self._mean_of(self._unit_values(np.where(inside, p_rat, np.nan)), inside[self._inverse])
+            p_mean = self._mean_of(np.where(inside, p_rat, np.nan), inside)
 
         def fleiss(c: Floats, indices: npt.NDArray[np.intp]) -> Floats:
             columns = c @ counts

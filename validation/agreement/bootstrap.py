@@ -45,10 +45,13 @@ def index_batches(
     """
     rng = np.random.default_rng(seed)
     per_batch = max(1, batch_cells // max(n_units, 1))
+    # Below 2**32, 64-bit draws are made from the generator's 32-bit outputs exactly as 32-bit ones
+    # are (a test holds it): the same indices, in half the memory, drawn and gathered faster.
+    dtype = np.int32 if n_units <= np.iinfo(np.int32).max else np.int64
     done = 0
     while done < n_resamples:
         size = min(per_batch, n_resamples - done)
-        yield rng.integers(0, n_units, size=(size, n_units))
+        yield rng.integers(0, n_units, size=(size, n_units), dtype=dtype)
         done += size
 
 

@@ -60,9 +60,18 @@ from validation.agreement.results import (
     JointAgreement,
     ReferenceAgreement,
 )
+from validation.agreement.summaries import (
+    ExposureInput,
+    exposure_comparisons,
+    exposure_statistics,
+    exposure_unit_cells,
+)
 
 #: Told (resamples done, resamples in all) as a bootstrap advances, e.g. for a progress bar.
 Progress = Callable[[int, int], None]
+#: From this many units the anchoring comparisons' cells join the dimensions' patterns, so that one
+#: count per resample serves both; on fewer, the finer patterns cost more than counting twice.
+SHARED_ANCHORING_FROM_UNITS = 5_000
 
 
 def _dimension_agreement_iv(
@@ -225,14 +234,18 @@ def _resampled_values(
     n_shared: int,
     settings: BootstrapSettings,
     progress: Progress | None,
-) -> dict[tuple[str, str], npt.NDArray[np.float64]]:
-    """Every defined measure's value on every resample (NaN where the resample leaves it undefined).
+    exposures: Mapping[str, ExposureInput],
+) -> tuple[dict[tuple[str, str], npt.NDArray[np.float64]], dict[str, dict[str, npt.NDArray[np.float64]]]]:
+    """Every defined measure's value on every resample (NaN where the resample leaves it undefined),
+    and every anchoring statistic of ``exposures`` (those with pairs) on the same resamples.
 
     Measures the batched path computes exactly come from it (``validation.agreement.batched``);
-    the rest are computed by the library on each resample, from the same draws.
+    the rest are computed by the library on each resample, from the same draws. The anchoring
+    table's cells join the dimension's patterns, so one count per resample serves both.
     """
     n_resamples = settings.n_resamples
     values = {(name, key): np.full(n_resamples, np.nan) for name, keys in defined.items() for key in keys}
+    drawing = {name: exposure for name, exposure in exposures.items() if len(exposure.cell)}
     batched = {
         name: BatchedDimension(
             level=p.level,
@@ -241,21 +254,27 @@ def _resampled_values(
             full=p.full,
             full_rows=p.full_rows,
             reference=p.reference,
+            extra=exposure_unit_cells(drawing[name]) if name in drawing else None,
         )
         for name, p in prepared.items()
     }
     fast = {name: batched[name].measures(set(defined[name])) for name in prepared}
     slow = {name: {k: m for k, m in defined[name].items() if k not in fast[name]} for name in prepared}
-    fast_work = any(fast.values())
+    fast_work = any(fast.values()) or bool(drawing)
     slow_work = any(slow.values())
+    anchoring: dict[str, dict[str, list[npt.NDArray[np.float64]]]] = {name: {} for name in drawing}
     done = 0
 
     def dimension_batch(name: str, indices: npt.NDArray[np.intp]) -> dict[str, npt.NDArray[np.float64]]:
         counts = batched[name].counts(indices)
+        if name in drawing:
+            cells = counts @ batched[name].extra_patterns.astype(float)
+            for key, column in exposure_statistics(drawing[name], cells).items():
+                anchoring[name].setdefault(key, []).append(column)
         return {key: compute(counts, indices) for key, compute in fast[name].items()}
 
     if fast_work:
-        working = [name for name in prepared if fast[name]]
+        working = [name for name in prepared if fast[name] or name in drawing]
         # NumPy releases the GIL in its gathers and reductions, so large data's dimensions run side by side.
         threads = min(resampling.BOOTSTRAP_THREADS, len(working)) if n_shared >= resampling.THREADED_FROM_UNITS else 1
         with expected_warnings(), ThreadPoolExecutor(max_workers=max(threads, 1)) as pool:
@@ -291,7 +310,8 @@ def _resampled_values(
                 progress((n_resamples + b + 1) // 2 if fast_work else b + 1, n_resamples)
     if progress is not None:
         progress(n_resamples, n_resamples)
-    return values
+    draws = {name: {key: np.concatenate(parts) for key, parts in found.items()} for name, found in anchoring.items()}
+    return values, draws
 
 
 def _run(
@@ -302,13 +322,18 @@ def _run(
     seed: int,
     confidence_level: float,
     progress: Progress | None = None,
+    exposures: Mapping[str, ExposureInput] | None = None,
 ) -> JointAgreement:
+    exposures = exposures or {}
+    if any(exposure.n_units != n_shared for exposure in exposures.values()):
+        raise ValueError("the anchoring comparisons must be of the dimensions' units")
     measures = {name: p.measures() for name, p in prepared.items()}
     points = {name: _estimate_all(p, measures[name]) for name, p in prepared.items()}
     common = [key for key in next(iter(measures.values()), {}) if all(key in m for m in measures.values())]
     overall = {key: _mean_over(points, key) for key in common}
 
     settings = None
+    anchoring_draws = None
     if bootstrap > 0 and n_shared > 0:
         settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
         defined = {
@@ -316,7 +341,10 @@ def _run(
             for name in prepared
         }
         overall_keys = [key for key in common if overall[key].statistic is not None]
-        values = _resampled_values(prepared, defined, n_shared, settings, progress)
+        # Large data with every comparison on a dimension here: the anchoring cells counted with it.
+        shared = n_shared >= SHARED_ANCHORING_FROM_UNITS and set(exposures) <= set(prepared)
+        values, draws = _resampled_values(prepared, defined, n_shared, settings, progress, exposures if shared else {})
+        anchoring_draws = draws if shared else None
         for (name, key), column in values.items():
             target = points[name]
             drawn = column[~np.isnan(column)]
@@ -332,10 +360,21 @@ def _run(
                 overall[key], confidence_interval=percentile_interval(means, settings), n_resamples=len(means)
             )
 
+    anchoring = {}
+    if exposures:
+        # Without shared draws (none, or small data) exposure_comparisons draws the same resamples itself.
+        anchoring = exposure_comparisons(
+            exposures,
+            bootstrap=bootstrap if n_shared else 0,
+            seed=seed,
+            confidence_level=confidence_level,
+            draws=anchoring_draws,
+        )
     return JointAgreement(
         dimensions={name: _assemble(p, points[name], settings) for name, p in prepared.items()},
         overall=overall,
         bootstrap=settings,
+        exposures=anchoring,
     )
 
 
@@ -365,6 +404,7 @@ def joint_agreement(
     seed: int = 0,
     confidence_level: float = 0.95,
     progress: Progress | None = None,
+    exposures: Mapping[str, ExposureInput] | None = None,
 ) -> JointAgreement:
     """All agreement measures for several dimensions rated on the same units by the same raters.
 
@@ -385,6 +425,10 @@ def joint_agreement(
         dimension.
     progress : callable, optional
         Called with (resamples done, resamples in all) as the bootstrap advances.
+    exposures : mapping of str to ExposureInput, optional
+        Anchoring comparisons (``summaries.exposure_input``) of some of the dimensions, on the same
+        units: computed from the same resamples and counts as the dimensions' measures (what
+        ``exposure_comparisons`` gives alone, with less work), in ``JointAgreement.exposures``.
 
     Returns
     -------
@@ -408,7 +452,13 @@ def joint_agreement(
         prepared[name] = _prepare(coded, raters, reference, reference_in_coefficients)
     n_shared = shape[0] if shape else 0
     return _run(
-        prepared, n_shared, bootstrap=bootstrap, seed=seed, confidence_level=confidence_level, progress=progress
+        prepared,
+        n_shared,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence_level=confidence_level,
+        progress=progress,
+        exposures=exposures,
     )
 
 

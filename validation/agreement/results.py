@@ -316,3 +316,5 @@ class JointAgreement:
     dimensions: dict[str, DimensionAgreement]
     overall: dict[str, AgreementResult]
     bootstrap: BootstrapSettings | None = None
+    #: Anchoring comparisons asked for with the dimensions (``joint_agreement(exposures=...)``), by dimension.
+    exposures: dict[str, ExposureComparison] = field(default_factory=dict)

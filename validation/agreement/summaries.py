@@ -310,16 +310,22 @@ def exposure_comparisons(
     bootstrap: int = 0,
     seed: int = 0,
     confidence_level: float = 0.95,
+    draws: Mapping[str, Mapping[str, npt.NDArray[np.float64]]] | None = None,
 ) -> dict[str, ExposureComparison]:
     """:func:`exposure_comparison` for several dimensions of the same units, from one set of
-    resamples: the draws are made once (and are those each alone would make)."""
+    resamples: the draws are made once (and are those each alone would make).
+
+    ``draws``, when given, are every statistic on every resample already (as ``joint_agreement``
+    computes them with the agreement's own resamples, from :func:`exposure_unit_cells` and
+    :func:`exposure_statistics`), for the dimensions with pairs."""
     bootstrap_iv(bootstrap, seed, confidence_level)
     settings = None
     if bootstrap:
         settings = BootstrapSettings(n_resamples=bootstrap, seed=seed, confidence_level=float(confidence_level))
     points = {name: _exposure_point(prepared) for name, prepared in inputs.items()}
     drawing = {name: prepared for name, prepared in inputs.items() if len(prepared.cell)}
-    draws = _exposure_draws(drawing, settings) if settings is not None and drawing else {}
+    if draws is None:
+        draws = _exposure_draws(drawing, settings) if settings is not None and drawing else {}
     out = {}
     for name, prepared in inputs.items():
         point, reasons = points[name]
@@ -401,36 +407,46 @@ def _exposure_draws(
         raise ValueError("the dimensions compared together must have the same units")
     shapes = {}
     for name, prepared in inputs.items():
-        k = prepared.k
-        per_unit = np.zeros((n_units, 2 * k * k), dtype=np.int64)
-        np.add.at(per_unit, (prepared.units, prepared.cell), 1)
-        patterns, inverse = patterns_of(per_unit)
-        scores = None if prepared.weighting == "unweighted" else kappa_scores(prepared.coded)
-        shapes[name] = (patterns.astype(float), inverse, scores)
-    diagonal_of = {name: np.arange(prepared.k) for name, prepared in inputs.items()}
+        patterns, inverse = patterns_of(exposure_unit_cells(prepared))
+        shapes[name] = (patterns.astype(float), inverse)
     parts: dict[str, dict[str, list[npt.NDArray[np.float64]]]] = {name: {} for name in inputs}
     with expected_warnings():
         for indices in index_batches(n_units, settings.n_resamples, settings.seed):
             for name, prepared in inputs.items():
-                contributions, inverse, scores = shapes[name]
-                k, diagonal = prepared.k, diagonal_of[name]
+                contributions, inverse = shapes[name]
                 counts = pattern_counts(inverse, len(contributions), indices)
-                tables = (counts @ contributions).reshape(-1, 2, k, k)
-                batch: dict[str, npt.NDArray[np.float64]] = {}
-                for g, group in enumerate(("shown", "hidden")):
-                    table = np.ascontiguousarray(tables[:, g])
-                    total = table.sum(axis=(1, 2))
-                    with np.errstate(all="ignore"):
-                        agreement = table[:, diagonal, diagonal].sum(axis=1) / total
-                    batch[f"agreement_{group}"] = np.where(total > 0, agreement, np.nan)
-                    batch[f"kappa_{group}"] = np.where(
-                        total > 0, kappa_batch(table, prepared.weighting, scores), np.nan
-                    )
-                for what in ("kappa", "agreement"):
-                    batch[f"{what}_difference"] = batch[f"{what}_shown"] - batch[f"{what}_hidden"]
-                for key, values in batch.items():
+                for key, values in exposure_statistics(prepared, counts @ contributions).items():
                     parts[name].setdefault(key, []).append(values)
     return {name: {key: np.concatenate(v) for key, v in found.items()} for name, found in parts.items()}
+
+
+def exposure_unit_cells(prepared: ExposureInput) -> npt.NDArray[np.int64]:
+    """Units x (group, rating, reference) cells: how many of each unit's pairs fall in each cell."""
+    k = prepared.k
+    per_unit = np.zeros((prepared.n_units, 2 * k * k), dtype=np.int64)
+    np.add.at(per_unit, (prepared.units, prepared.cell), 1)
+    return per_unit
+
+
+def exposure_statistics(prepared: ExposureInput, cells: npt.NDArray[np.float64]) -> dict[str, npt.NDArray[np.float64]]:
+    """Every statistic of the comparison on each of a batch of resamples, from the resamples'
+    (resamples x cells) counts of :func:`exposure_unit_cells`' cells: exact integers, so each kappa is
+    the library's on its table (``batched.kappa_batch``); NaN where undefined."""
+    k = prepared.k
+    diagonal = np.arange(k)
+    scores = None if prepared.weighting == "unweighted" else kappa_scores(prepared.coded)
+    tables = cells.reshape(-1, 2, k, k)
+    batch: dict[str, npt.NDArray[np.float64]] = {}
+    for g, group in enumerate(("shown", "hidden")):
+        table = np.ascontiguousarray(tables[:, g])
+        total = table.sum(axis=(1, 2))
+        with np.errstate(all="ignore"):
+            agreement = table[:, diagonal, diagonal].sum(axis=1) / total
+        batch[f"agreement_{group}"] = np.where(total > 0, agreement, np.nan)
+        batch[f"kappa_{group}"] = np.where(total > 0, kappa_batch(table, prepared.weighting, scores), np.nan)
+    for what in ("kappa", "agreement"):
+        batch[f"{what}_difference"] = batch[f"{what}_shown"] - batch[f"{what}_hidden"]
+    return batch
 
 
 def _table_kappa_reason(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ from validation.agreement.measures import (
     cohen_key,
     majority_kappa_key,
 )
-from validation.agreement.summaries import exposure_comparisons, exposure_input
+from validation.agreement.summaries import ExposureInput, exposure_comparisons, exposure_input
 from validation.ratings import HIDDEN, SHOWN, RatingSet
 from validation.reports.tables import (
     WEIGHTS,
@@ -142,7 +142,7 @@ class ReportContext:
     # -- derived statistics, computed once per report ----------------------------------------------
     def weighting(self, name: str) -> Weighting:
         """The kappa weighting shown for a dimension: the report's weights when ordered, else none."""
-        return "unweighted" if self.dimension(name).level == "nominal" else self.parameters.weights
+        return report_weighting(self.dimension(name), self.parameters)
 
     def mean(
         self, name: str, *, positive: Any = None, mask: npt.NDArray[np.bool_] | None = None, method: str
@@ -185,28 +185,48 @@ class ReportContext:
         return self.cached("exposure", self._exposures).get(name)
 
     def _exposures(self) -> dict[str, ExposureComparison]:
-        """Every dimension's comparison with recorded exposure, from one set of resamples."""
-        inputs = {}
-        for dimension in self.dimensions:
-            visible = self.ratings.visibility(dimension.name, self.human_raters)
-            if not ((visible == SHOWN) | (visible == HIDDEN)).any():
-                continue
-            judged = self.judge_column(dimension.name)
-            assert judged is not None  # asked for only with a judge (``exposure``)
-            inputs[dimension.name] = exposure_input(
-                self.humans(dimension.name),
-                judged,
-                visible,
-                level=dimension.level,
-                weighting=self.weighting(dimension.name),
-                categories=dimension.categories,
-            )
+        """Every dimension's comparison with recorded exposure, from one set of resamples: those the
+        agreement computed with its own resamples (``report_agreement``), else computed here."""
+        if self.agreement.exposures:
+            return self.agreement.exposures
         return exposure_comparisons(
-            inputs,
+            exposure_inputs(self.ratings, self.kind, self.parameters, self.human_raters, self.judge),
             bootstrap=self.parameters.bootstrap,
             seed=self.parameters.seed,
             confidence_level=self.parameters.confidence_level,
         )
+
+
+def report_weighting(dimension: RatingDimension, parameters: ReportParameters) -> Weighting:
+    """The kappa weighting shown for a dimension: the report's weights when ordered, else none."""
+    return "unweighted" if dimension.level == "nominal" else cast(Weighting, parameters.weights)
+
+
+def exposure_inputs(
+    ratings: RatingSet,
+    kind: TaskKind,
+    parameters: ReportParameters,
+    human_raters: Sequence[str],
+    judge: JudgeInfo | None,
+) -> dict[str, ExposureInput]:
+    """The anchoring comparison's inputs of every dimension whose ratings record exposure (none
+    without a judge): people's ratings against the judge's, split by whether its suggestion showed."""
+    if judge is None:
+        return {}
+    inputs = {}
+    for dimension in kind.rating_dimensions:
+        visible = ratings.visibility(dimension.name, human_raters)
+        if not ((visible == SHOWN) | (visible == HIDDEN)).any():
+            continue
+        inputs[dimension.name] = exposure_input(
+            ratings.matrix(dimension.name, human_raters),
+            ratings.matrix(dimension.name, [judge.rater])[:, 0],
+            visible,
+            level=dimension.level,
+            weighting=report_weighting(dimension, parameters),
+            categories=dimension.categories,
+        )
+    return inputs
 
 
 def human_agreement_measure(ctx: ReportContext, names: Sequence[str]) -> tuple[str, str, str]:

@@ -34,7 +34,15 @@ from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
 from validation.agreement.dimensions import Progress
 from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
-from validation.reports.base import Figure, JudgeInfo, ReportBuilder, ReportContext, ReportParameters, Table
+from validation.reports.base import (
+    Figure,
+    JudgeInfo,
+    ReportBuilder,
+    ReportContext,
+    ReportParameters,
+    Table,
+    exposure_inputs,
+)
 
 __all__ = [
     "INPUT_LOADERS",
@@ -186,11 +194,14 @@ def report_agreement(
     *,
     judge_as_rater: bool = False,
     progress: Progress | None = None,
+    anchoring: bool = False,
 ) -> tuple[JointAgreement, tuple[str, ...]]:
     """People's agreement on every dimension, with the judge (when given) compared with them; it
-    counts among them in the coefficients only with ``judge_as_rater``."""
+    counts among them in the coefficients only with ``judge_as_rater``. With ``anchoring`` the
+    report's anchoring comparisons come too, from the same resamples (``JointAgreement.exposures``)."""
     humans = tuple(r for r in ratings.raters if not r.startswith(JUDGE_PREFIX))
     raters = [*humans, *([judge.rater] if judge else [])]
+    exposures = exposure_inputs(ratings, kind, parameters, humans, judge) if anchoring else None
     agreement = joint_agreement(
         {
             d.name: DimensionInput(ratings=ratings.matrix(d.name, raters), level=d.level, categories=d.categories)
@@ -203,6 +214,7 @@ def report_agreement(
         seed=parameters.seed,
         confidence_level=parameters.confidence_level,
         progress=progress,
+        exposures=exposures,
     )
     return agreement, humans
 
@@ -368,7 +380,7 @@ def build_report(*, project: Project, parameters: ReportParameters, progress: Pr
     ratings = project_ratings(
         project=project, judge_run_id=judge.run_id if judge else None, sources=parameters.sources or None
     )
-    agreement, humans = report_agreement(ratings, kind, parameters, judge, progress=progress)
+    agreement, humans = report_agreement(ratings, kind, parameters, judge, progress=progress, anchoring=True)
     builder = report_builder(kind)
     source = ReportSource(project=project, kind=kind, parameters=parameters, ratings=ratings, human_raters=humans)
     loaded = {name: INPUT_LOADERS[name](source) for name in builder.inputs}

@@ -79,6 +79,8 @@ class CopaLikert(TaskKind):
     rating_dimensions = tuple(
         RatingDimension(code, "ordinal", name, tuple(sorted(SCALE)), SCALE_NAMES) for code, (name, _) in FACTORS.items()
     )
+    # Every rating is a number at value["scores"][code]: read by the database on large projects.
+    rating_paths = {code: ("scores", code) for code in FACTORS}
     value_rules_need_payload = False
     demo_project = {
         **{

@@ -9,10 +9,12 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from validation.agreement import DimensionInput, exposure_comparison, joint_agreement, percentile_interval
+from validation.agreement import batched as batched_module
 from validation.agreement import dimensions as agreement_dimensions
 from validation.agreement.batched import BatchedDimension
 from validation.agreement.bootstrap import index_batches, multiplicities
 from validation.agreement.coding import coded_from_array
+from validation.agreement.summaries import exposure_comparisons, exposure_input
 
 RESAMPLES = 120
 
@@ -53,8 +55,14 @@ CASES = [
 
 
 class BatchedDimensionTests:
+    @pytest.mark.parametrize("row_by_row", [False, True], ids=["whole-batch", "row-by-row"])
     @pytest.mark.parametrize(("n_units", "raters", "level", "missing", "in_coefficients"), CASES)
-    def test_every_measure_equals_the_library_on_every_resample(self, n_units, raters, level, missing, in_coefficients):
+    def test_every_measure_equals_the_library_on_every_resample(
+        self, n_units, raters, level, missing, in_coefficients, row_by_row, monkeypatch
+    ):
+        # Large data is gathered and counted one resample at a time: the same numbers either way.
+        if row_by_row:
+            monkeypatch.setattr(batched_module, "ROW_BY_ROW_FROM_UNITS", 0)
         ratings = _ratings(n_units, raters, seed=n_units + raters, missing=missing)
         coded = coded_from_array(ratings, level)
         names = [f"r{j}" for j in range(raters)]
@@ -120,8 +128,11 @@ class ResamplerTests:
 
 
 class ExposureBootstrapTests:
-    def test_intervals_are_those_of_statsmodels_on_each_resamples_tables(self):
+    @pytest.mark.parametrize("row_by_row", [False, True], ids=["whole-batch", "row-by-row"])
+    def test_intervals_are_those_of_statsmodels_on_each_resamples_tables(self, row_by_row, monkeypatch):
         """The anchoring comparison's resamples, recomputed here one at a time with statsmodels."""
+        if row_by_row:
+            monkeypatch.setattr(batched_module, "ROW_BY_ROW_FROM_UNITS", 0)
         rng = np.random.default_rng(3)
         n = 90
         people = rng.integers(0, 3, (n, 3)).astype(float)
@@ -144,3 +155,29 @@ class ExposureBootstrapTests:
         settings = result.bootstrap
         assert result.kappa_shown.confidence_interval == percentile_interval(draws["shown"], settings)
         assert result.kappa_hidden.confidence_interval == percentile_interval(draws["hidden"], settings)
+
+
+class SharedAnchoringResamplesTests:
+    @pytest.mark.parametrize("shared_from", [0, 10**9], ids=["shared-counts", "own-counts"])
+    def test_anchoring_counted_with_the_agreement_equals_it_computed_alone(self, shared_from, monkeypatch):
+        """``joint_agreement(exposures=...)`` counts the anchoring cells with the dimensions' patterns
+        on large data: the comparisons, intervals included, are those ``exposure_comparisons`` gives
+        on its own, and the dimensions' own numbers do not change."""
+        monkeypatch.setattr(agreement_dimensions, "SHARED_ANCHORING_FROM_UNITS", shared_from)
+        rng = np.random.default_rng(11)
+        n = 120
+        dims, exposures = {}, {}
+        for i in range(2):
+            people = _ratings(n, 3, seed=20 + i, missing=0.1)
+            judge = rng.integers(0, 3, n).astype(float)
+            judge[rng.random(n) < 0.1] = np.nan
+            visible = rng.integers(-1, 2, (n, 3))
+            dims[f"f{i}"] = DimensionInput(ratings=np.column_stack([people, judge]), level="ordinal")
+            exposures[f"f{i}"] = exposure_input(people, judge, visible, level="ordinal", weighting="quadratic")
+        options = {"raters": ["a", "b", "c", "judge"], "reference": "judge", "reference_in_coefficients": False}
+        shared = joint_agreement(dims, **options, bootstrap=90, seed=3, exposures=exposures)
+        alone = exposure_comparisons(exposures, bootstrap=90, seed=3)
+        assert shared.exposures == alone
+        assert shared.exposures["f0"].kappa_shown.confidence_interval is not None
+        without = joint_agreement(dims, **options, bootstrap=90, seed=3)
+        assert shared.dimensions == without.dimensions and shared.overall == without.overall

@@ -29,6 +29,19 @@ class ContractTests:
         as_lists = lambda cols: {n: (list(c.rows), list(c.values), c.suffixes) for n, c in cols.items()}  # noqa: E731
         assert as_lists(fast) == as_lists(loop)
 
+    def test_rating_paths_point_at_the_values_ratings(self, kind):
+        """What the database reads at a kind's paths is each dimension's rating of the whole item."""
+        if not kind.rating_paths:
+            pytest.skip("the kind's values are decoded to be rated")
+        assert set(kind.rating_paths) == {d.name for d in kind.rating_dimensions}
+        assert not kind.ratings_need_payload
+        value = kind.example_value()
+        for suffix, dimension, rating in kind.value_ratings(value, None):
+            found = value
+            for key in kind.rating_paths[dimension]:
+                found = found[key]
+            assert suffix == "" and found == rating and isinstance(found, int | float)
+
     def test_the_report_builder_is_importable(self, kind):
         from validation.reports import report_builder
 

@@ -203,3 +203,31 @@ class JudgeRunTests:
         suggest(run, items["m1"], {"chosen": [0, 1, 2]})
         ratings = project_ratings(project=project, judge_run_id=run.pk)
         np.testing.assert_allclose(ratings.matrix("f1"), [[2 / 3, 0.8]])
+
+
+class RatingPathTests:
+    """A kind with ``rating_paths`` has the database read its ratings; they must be the decoded ones."""
+
+    def test_ratings_read_at_the_paths_equal_the_decoded_values_ratings(self, make_project, judge_run, monkeypatch):
+        project = make_project("copa_likert")
+        assert project.task_kind.rating_paths
+        items = add_items(project, ["a", "b", "c", "d"])
+        annotate(project, items["a"], "ann", copa_value(0, 1, 2, 0, 1, 2), visible=True)
+        annotate(project, items["a"], "ann", copa_value(2, 2, 2, 1, 1, 1), version=2, visible=False)
+        annotate(project, items["a"], "bob", copa_value(1))
+        annotate(project, items["b"], "bob", copa_value(2, 0, 1, 2, 0, 1), visible=False)
+        annotate(project, items["c"], "cat", copa_value(0), visible=True)
+        run = judge_run(project)
+        suggest(run, items["a"], copa_value(1))
+        suggest(run, items["b"], None, failure="invalid JSON after 3 attempts")
+        suggest(run, items["c"], copa_value(0))
+        suggest(run, items["c"], copa_value(2), prompt_sha256="q" * 64)  # the newer answer counts
+        read = project_ratings(project=project, judge_run_id=run.pk)
+        monkeypatch.setattr(type(project.task_kind), "rating_paths", {})
+        decoded = project_ratings(project=project, judge_run_id=run.pk)
+        assert read.digest() == decoded.digest()
+        assert read.raters == decoded.raters == ("ann", "bob", "cat", judge_rater_name(run.pk))
+        for name in read.dimensions:
+            np.testing.assert_array_equal(read.matrix(name), decoded.matrix(name), strict=True)
+            np.testing.assert_array_equal(read.visibility(name), decoded.visibility(name), strict=True)
+        assert read.matrix("CT")[2, 3] == 2 and read.matrix("CT")[0, 0] == 2
