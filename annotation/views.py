@@ -36,11 +36,11 @@ from annotation.errors import FieldError, ImportRejected, ValidationFailed
 from annotation.job_events import job_end_announced
 from annotation.kinds.wording import sentence
 from annotation.models import Assignment, ImportJob, Project, Role
+from annotation.pace import annotator_pace
 from annotation.panels import project_panels
 from annotation.post_redirect import post_only
 from annotation.request_types import HtmxHttpRequest
 from annotation.selectors import (
-    annotator_pace,
     annotator_progress,
     annotator_stats,
     import_history,

@@ -22,7 +22,7 @@ from annotation.assignments import (
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Assignment, Item, Role
-from annotation.selectors import annotator_pace
+from annotation.pace import annotator_pace
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
 from annotation.templatetags.concord import answer_summary, item_text
