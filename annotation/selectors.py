@@ -255,9 +255,8 @@ def annotator_progress(
     assignments, the project's size from the cache, and the open-item count from a cache of a few
     seconds. Only when that count cannot show that enough is available (near the end of the user's
     share) does it count exactly. ``nothing_left`` says the engine just found nothing for them;
-    ``cached=False`` counts open items afresh (pages that are not on the hot path). ``counts`` are
-    the user's assignments by status when the caller has them already (a claim reads them), and
-    ``size`` the project's size likewise."""
+    ``cached=False`` counts open items afresh (pages that are not on the hot path); ``counts`` (the
+    user's assignments by status) and ``size`` come from a caller that read them already (a claim)."""
     counts = _status_counts(project, user) if counts is None else counts
     done = counts.get(Assignment.Status.SUBMITTED, 0)
     held = counts.get(Assignment.Status.ASSIGNED, 0)

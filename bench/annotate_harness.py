@@ -1,5 +1,6 @@
 """What the annotator load benchmark (``annotate_load.py``) drives: the project, its items and annotator
-accounts; the gunicorn server; CPU accounting from /proc; and the simulated annotators' HTTP clients."""
+accounts; the gunicorn server; CPU accounting from /proc and the figures read from a run; and the
+simulated annotators' HTTP clients."""
 
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ class Server:
 
     def pids(self) -> list[int]:
         """The master and its workers, whose CPU time is the server's."""
-        return [self.process.pid, *children(self.process.pid)]
+        return process_tree(self.process.pid)
 
     def connections_per_worker(self) -> list[int]:
         """Established client connections each worker process holds, most first.
@@ -221,7 +222,7 @@ def wait_until_up(server: Server, timeout: float = STARTUP_TIMEOUT_S) -> None:
     raise SystemExit(f"gunicorn did not answer within {timeout:.0f} s:\n{server.log.read_text()[-3000:]}")
 
 
-# -- CPU accounting from /proc --------------------------------------------------------------------
+# -- CPU accounting from /proc, the host's speed, percentiles -------------------------------------
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -237,6 +238,11 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry))
     return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """A server's process and its workers, whose CPU time is the server's."""
+    return [pid, *children(pid)]
 
 
 def process_cpu_s(pid: int) -> float:
@@ -302,6 +308,35 @@ def cpu_sample(server: Server) -> CpuSample:
     )
 
 
+def host_speed_ms() -> float:
+    """Milliseconds for a fixed amount of pure-Python work, best of three.
+
+    The machines are shared virtual ones: on the development machine this figure doubled within an
+    hour, and the server's CPU per request with it. Runs are comparable only at a similar figure.
+    """
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for number in range(2_000_000):
+            total += number
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
+def print_host_speed() -> None:
+    print(f"host speed: {host_speed_ms():.0f} ms for a fixed pure-Python loop (lower is faster; compare runs by it)")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile in milliseconds (NaN for no values)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1] * 1000
+
+
 # -- the simulated annotators ---------------------------------------------------------------------
 
 
@@ -313,8 +348,10 @@ class Annotator:
     csrf: str = ""
     idempotency_key: str = ""
     done: bool = False
-    #: The API token (``--client api``); the session cookie otherwise.
+    #: The API token (``--client api``, a peer); the session cookie otherwise.
     token: str = ""
+    #: Labels stored so far (a peer's client walks its examples by this offset).
+    labelled: int = 0
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())

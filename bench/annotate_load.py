@@ -25,6 +25,18 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 
     python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...] [--client api]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
+    python bench/annotate_load.py --labels-per-client 100 --threads-client 8 --annotators 8 --client api
+    python bench/annotate_load.py --labels-per-client 100 --threads-client 8 \
+        --peer doccano --peer-url http://127.0.0.1:PORT --peer-pid PID --peer-password PASSWORD
+
+``--labels-per-client M`` replaces the ramp with a closed loop (bench/annotate_closed.py): each of
+``--threads-client`` annotators labels M items back to back (after ten labels each that are not
+counted), and the server's CPU per label is read from /proc for all its processes, beside the
+request trace's. With ``--peer doccano`` the same closed loop runs against a doccano server already
+started on this machine (bench/annotate_peers.py), its CPU read the same way from ``--peer-pid``
+and that process's workers; Concord is not started then. Its last line is ``RESULT server=<name>
+labels_per_s=<n> label_p95_ms=<n> server_cpu_ms_per_label=<n> cpu_ms_per_label=<n>`` (the trace's
+figure; nan for a peer).
 
 The database is whatever DATABASE_URL names (PostgreSQL expected). The server runs as
 config/gunicorn.conf.py sets it up (bench/gunicorn_trace.py adds the trace hooks) unless
@@ -58,6 +70,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # Importable once the repository root is on the path.
+from bench.annotate_closed import ClosedRun, report_closed, run_closed  # noqa: E402
 from bench.annotate_harness import (  # noqa: E402
     Annotator,
     Client,
@@ -67,15 +80,19 @@ from bench.annotate_harness import (  # noqa: E402
     forget_sessions,
     forget_tokens,
     gunicorn,
+    host_speed_ms,
     next_item,
     open_all,
+    percentile,
     prepare_annotators,
     prepare_project,
+    print_host_speed,
     reset_work,
     start_sessions,
     start_tokens,
     submit,
 )
+from bench.annotate_peers import PEERS, load_peer  # noqa: E402
 from bench.annotate_profile import profile  # noqa: E402
 from bench.common import setup_django  # noqa: E402
 
@@ -166,15 +183,6 @@ class Step:
     def hopeless(self) -> bool:
         worst = max((self.p(kind, 95) for kind in ("next", "submit") if self.latencies[kind]), default=0.0)
         return self.achieved < GIVE_UP_RATIO * self.rate or worst > GIVE_UP_P95_MS
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile in milliseconds (NaN for no values)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1] * 1000
 
 
 def run_step(
@@ -287,10 +295,10 @@ def print_step(step: Step) -> None:
     )
 
 
-def step_server_cpu(step: Step, path: str) -> float:
-    """CPU seconds the server's threads spent on the requests answered during the step (the trace
-    of bench/gunicorn_trace.py; what the load generator and the database spent is not in it)."""
-    return sum(t.cpu for t in read_request_trace(path) if step.began <= t.finished <= step.ended) / 1000
+def trace_cpu_s(path: str, began: float, ended: float) -> float:
+    """CPU seconds the server's threads spent on the requests answered between two wall-clock times
+    (the trace of bench/gunicorn_trace.py; what the load generator and the database spent is not in it)."""
+    return sum(t.cpu for t in read_request_trace(path) if began <= t.finished <= ended) / 1000
 
 
 def server_env(args: argparse.Namespace) -> dict[str, str]:
@@ -348,6 +356,54 @@ def print_request_trace(steps: list[Step], path: str) -> None:
         )
 
 
+def ramp(
+    args: argparse.Namespace,
+    client: Client,
+    server: Server,
+    annotators: list[Annotator],
+    rates: list[int],
+    factors: tuple[str, ...],
+) -> list[Step]:
+    """The open-loop ramp: a warm-up at the first rate, then a step at each rate until one is hopeless."""
+    steps: list[Step] = []
+    # Every annotator now holds an item and would submit next. Half of them ask for it again first,
+    # so that turns interleave and every step sees an even mix of next and submit, not runs of one.
+    for annotator in annotators[::2]:
+        annotator.assignment_id = None
+    idle = deque(annotators)
+    common = {"threads": args.threads_client, "server": server, "arrivals": args.arrivals, "factors": factors}
+    warm = run_step(client, idle, rate=rates[0], seconds=args.warmup, seed=0, **common)
+    print(f"warm-up: {warm.answered} requests at {rates[0]}/s, not counted")
+    print()
+    print(
+        f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
+        "client = this generator, server = gunicorn, busiest = its busiest worker process, "
+        "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
+    )
+    print(
+        f"{'rate':>6}{'achieved':>9}{'labels':>8}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}"
+        f"{'errors':>7}{'held':>6}{'cpu ms':>8}"
+        f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
+    )
+    print(
+        f"{'':>6}{'req/s':>9}{'/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}"
+        f"{'':>7}{'':>6}{'/label':>8}"
+    )
+    for number, rate in enumerate(rates, start=1):
+        step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
+        step.cpu_requests = trace_cpu_s(args.request_trace, step.began, step.ended)
+        if args.timeline:
+            with open(args.timeline, "a") as sink:
+                sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
+        steps.append(step)
+        print_step(step)
+        if step.hopeless and rate != rates[-1]:
+            print(f"stopping the ramp: {rate}/s is far beyond what the server holds")
+            break
+        time.sleep(1.0)  # let queues drain so one step's backlog does not spill into the next
+    return steps
+
+
 def load(args: argparse.Namespace) -> None:
     setup_django()
     from django.core.management import call_command
@@ -357,7 +413,7 @@ def load(args: argparse.Namespace) -> None:
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); load average {os.getloadavg()[0]:.2f}")
-    print(f"host speed: {host_speed_ms():.0f} ms for a fixed pure-Python loop (lower is faster; compare runs by it)")
+    print_host_speed()
     project = prepare_project(args.items)
     names = prepare_annotators(project, args.annotators)
     if removed := reset_work(project):
@@ -380,6 +436,7 @@ def load(args: argparse.Namespace) -> None:
         f"client: {args.client}, {args.threads_client} threads, {args.arrivals} arrivals, {args.seconds:.0f} s per rate"
     )
     steps: list[Step] = []
+    closed: ClosedRun | None = None
     with (
         tempfile.TemporaryDirectory(prefix="concord-bench-") as tmp,
         contextlib.ExitStack() as stack,
@@ -396,67 +453,27 @@ def load(args: argparse.Namespace) -> None:
             f"opened {len(annotators)} annotators' workspaces in {time.perf_counter() - started:.1f} s "
             f"(p50 first visit {percentile(first_visits, 50):.0f} ms)"
         )
-        # Every annotator now holds an item and would submit next. Half of them ask for it again first,
-        # so that turns interleave and every step sees an even mix of next and submit, not runs of one.
-        for annotator in annotators[::2]:
-            annotator.assignment_id = None
-        idle = deque(annotators)
-        common = {"threads": args.threads_client, "server": server, "arrivals": args.arrivals, "factors": factors}
-        warm = run_step(client, idle, rate=rates[0], seconds=args.warmup, seed=0, **common)
-        print(f"warm-up: {warm.answered} requests at {rates[0]}/s, not counted")
-        print()
-        print(
-            f"latency in ms from the scheduled send time; CPU in cores busy ({os.cpu_count()} in all): "
-            "client = this generator, server = gunicorn, busiest = its busiest worker process, "
-            "pg = every postgres process, other = the rest; a keep-alive connection stays with its worker"
-        )
-        print(
-            f"{'rate':>6}{'achieved':>9}{'labels':>8}{'next':>8}{'':>8}{'':>8}{'submit':>8}{'':>8}{'':>8}"
-            f"{'errors':>7}{'held':>6}{'cpu ms':>8}"
-            f"{'client':>7}{'server':>7}{'busiest':>8}{'pg':>6}{'other':>7}  connections per worker"
-        )
-        print(
-            f"{'':>6}{'req/s':>9}{'/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'p50':>8}{'p95':>8}{'p99':>8}"
-            f"{'':>7}{'':>6}{'/label':>8}"
-        )
-        for number, rate in enumerate(rates, start=1):
-            step = run_step(client, idle, rate=rate, seconds=args.seconds, seed=number, **common)
-            step.cpu_requests = step_server_cpu(step, args.request_trace)
-            if args.timeline:
-                with open(args.timeline, "a") as sink:
-                    sink.writelines(f"{at:.3f} {rate} {kind} {1000 * lat:.1f}\n" for at, kind, lat in step.timeline)
-            steps.append(step)
-            print_step(step)
-            if step.hopeless and rate != rates[-1]:
-                print(f"stopping the ramp: {rate}/s is far beyond what the server holds")
-                break
-            time.sleep(1.0)  # let queues drain so one step's backlog does not spill into the next
+        if args.labels_per_client:
+            closed = run_closed(
+                client, annotators[: args.threads_client], labels_each=args.labels_per_client, next_fn=next_item,
+                submit_fn=submit, server_pids=server.pids, factors=factors,
+            )  # fmt: skip
+            closed.trace_cpu_s = trace_cpu_s(args.request_trace, closed.began, closed.ended)
+        else:
+            steps = ramp(args, client, server, annotators, rates, factors)
         if server.process.poll() is not None:
             raise SystemExit(f"gunicorn died during the run:\n{server.log.read_text()[-3000:]}")
-
-        print_request_trace(steps, args.request_trace)
+        if steps:
+            print_request_trace(steps, args.request_trace)
 
     forget_sessions([a.cookies["sessionid"] for a in annotators if "sessionid" in a.cookies])
     forget_tokens(annotators)
     reset_work(project)  # the items and accounts stay for the next run; the work it did goes
+    if closed is not None:
+        report_closed(closed, f"concord-{args.client}")
+        return
     print(f"host speed at the end: {host_speed_ms():.0f} ms")
     report(steps)
-
-
-def host_speed_ms() -> float:
-    """Milliseconds for a fixed amount of pure-Python work, best of three.
-
-    The machines are shared virtual ones: on the development machine this figure doubled within an
-    hour, and the server's CPU per request with it. Runs are comparable only at a similar figure.
-    """
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        total = 0
-        for number in range(2_000_000):
-            total += number
-        best = min(best, time.perf_counter() - started)
-    return best * 1000
 
 
 def report(steps: list[Step]) -> None:
@@ -509,14 +526,32 @@ def main(argv: list[str] | None = None) -> None:
         "--request-trace", default="", metavar="PATH", help="log each request's wall, CPU and core wait to PATH.<pid>"
     )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N requests in-process instead")
+    parser.add_argument(
+        "--labels-per-client",
+        type=int,
+        default=0,
+        metavar="M",
+        help="closed loop instead of the ramp: each of --threads-client annotators labels M items back to back",
+    )
+    parser.add_argument("--peer", choices=PEERS, default="", help="drive this tool's server instead of Concord's")
+    parser.add_argument("--peer-url", default="", help="the peer's address, http://127.0.0.1:PORT")
+    parser.add_argument("--peer-pid", type=int, default=0, help="the peer's server process (its CPU is read)")
+    parser.add_argument("--peer-user", default="admin", help="the peer's admin account (sets up the project)")
+    parser.add_argument("--peer-password", default="", help="that account's password")
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
         parser.error("--items and --annotators must be at least 1")
-    if args.threads_client >= args.annotators:
+    if args.labels_per_client and args.threads_client > args.annotators:
+        parser.error("--threads-client must be at most --annotators (each client is one annotator)")
+    if not args.labels_per_client and args.threads_client >= args.annotators:
         parser.error("--threads-client must be below --annotators (each thread needs an idle annotator)")
     # A SIGTERM should stop gunicorn too: turn it into the exit that runs the cleanup.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.profile:
+    if args.peer:
+        if not (args.peer_url and args.peer_pid and args.peer_password and args.labels_per_client):
+            parser.error("--peer needs --peer-url, --peer-pid, --peer-password and --labels-per-client")
+        load_peer(args)
+    elif args.profile:
         profile(args)
     else:
         production = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
