@@ -36,7 +36,9 @@ BACKENDS: Registry[type[JudgeBackend]] = Registry("backend", load=_configured, s
 
 
 def backend_names() -> list[str]:
-    return BACKENDS.names()
+    # The setting's names, without importing every class: a judge's name check (an imported run's
+    # judge too) would otherwise load the OpenAI client, about a second, in a process never calling it.
+    return list(settings.CONCORD_JUDGE_BACKENDS)
 
 
 def runnable_backend_names() -> list[str]:
