@@ -166,7 +166,8 @@ def import_job_finish(
         job.rows_skipped, job.rows_updated = result.skipped, result.updated
     elif rejected is not None:
         job.status, job.error_count = ImportJob.Status.REJECTED, rejected.total
-        job.errors = [str(e) for e in rejected.errors]
+        # A message may quote the file (an unknown field's name); PostgreSQL stores no NUL character.
+        job.errors = [str(e).replace("\x00", "\\x00") for e in rejected.errors]
     else:
         job.status, job.error_count, job.errors = ImportJob.Status.FAILED, 1, [INTERNAL_ERROR.format(error=error)]
     job.finished_at = timezone.now()

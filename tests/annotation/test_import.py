@@ -165,6 +165,27 @@ class ItemImportTests:
             import_items(project=make_project(), path=write_lines(tmp_path / "g.jsonl", [json.dumps(record)]))
 
 
+@pytest.mark.django_db
+class ImportJobRecordTests:
+    def test_a_refusal_quoting_a_nul_character_is_recorded_on_its_job(self, make_project, tmp_path):
+        """The database stores no NUL character: an unknown field named with one is refused, and the
+        refusal (which quotes the name) is still recorded, not a crash."""
+        from annotation.importing import import_job_run
+        from annotation.importing.services import import_job_record
+        from annotation.models import ImportJob
+
+        project = make_project("copa_likert")
+        path = tmp_path / "items.jsonl"
+        path.write_text(json.dumps({"external_id": "a", "bad\u0000name": 1}) + "\n", encoding="utf-8")
+        job = import_job_record(project=project, target=ImportJob.Target.ITEMS, filename="items.jsonl",
+                                stored_path=str(path))  # fmt: skip
+        import_job_run(job=job)
+        job.refresh_from_db()
+        assert job.status == ImportJob.Status.REJECTED
+        assert any("bad\\x00name" in error for error in job.errors)
+        assert not Item.objects.filter(project=project).exists()
+
+
 class CsvImportTests:
     def write_csv(self, path, header, rows, *, bom=False):
         with path.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
