@@ -210,9 +210,12 @@ class OwnOrderTests:
             for other in orders[n + 1 :]:
                 assert not is_rotation(order, other)
                 taus.append(kendalltau(positions(order), positions(other)).statistic)
-        # Independent permutations of 200 items: tau about 0 (standard deviation about 0.05).
-        assert all(abs(tau) < 0.25 for tau in taus), taus
-        assert abs(sum(taus) / len(taus)) < 0.1, taus
+        # Independent orders: tau about 0. They are drawn a block of about 3 items at a time (64
+        # blocks here), so a pair's tau spreads like that of two permutations of 64 (standard
+        # deviation about 0.1, measured over annotator ids), not of 200: the bounds leave room for
+        # that and still refuse one shared order (tau near 1), as is_rotation refuses a shifted one.
+        assert all(abs(tau) < 0.5 for tau in taus), taus
+        assert abs(sum(taus) / len(taus)) < 0.2, taus
 
     def test_an_order_is_reproducible_from_the_seed_and_the_annotator(self, make_project, make_user, tmp_path):
         path = write_jsonl(tmp_path / "i.jsonl", synthetic_records(MCQ, 200))
