@@ -40,6 +40,11 @@ def add_bootstrap_arguments(parser: argparse.ArgumentParser, *, over: str) -> No
         help=f"bootstrap resamples over {over} (1000; at most {MAX_BOOTSTRAP})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
+    add_format_argument(parser)
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--format``: how every evaluation and report command prints its result."""
     parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
 
 

@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Project
 from validation.agreement import DimensionAgreement
 from validation.management.commands._shared import (
-    FORMATS,
+    add_format_argument,
     add_snapshot_arguments,
     checked_json,
     frozen_json,
@@ -46,7 +46,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("slug", help="project slug")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
         parser.add_argument("--with-judge", type=int, metavar="RUN_ID", help="compare people with this judge run")
         parser.add_argument(
             "--judge-as-rater", action="store_true", help="also count the judge among the raters in the coefficients"

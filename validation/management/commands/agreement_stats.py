@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from validation.agreement import LEVELS, DimensionAgreement, dimension_agreement
-from validation.management.commands._shared import FORMATS, non_negative_int
+from validation.management.commands._shared import add_format_argument, non_negative_int
 from validation.ratings_io import RatingsFileInvalid, read_ratings
 from validation.reports.render import render_dimensions_csv, render_dimensions_latex, render_dimensions_markdown
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
             "--bootstrap", type=non_negative_int, default=0, metavar="N", help="bootstrap resamples for CIs (0)"
         )
         parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         file = options["file"]

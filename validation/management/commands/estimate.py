@@ -17,8 +17,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
 from validation.estimates.build import NAME, TRUTHS, EstimateParameters, project_estimates
-from validation.evaluations.base import FORMATS, UnknownJudgeRun
-from validation.management.commands._shared import add_snapshot_arguments, check_evaluation_snapshot, write_evaluation
+from validation.evaluations.base import UnknownJudgeRun
+from validation.management.commands._shared import (
+    add_format_argument,
+    add_snapshot_arguments,
+    check_evaluation_snapshot,
+    write_evaluation,
+)
 
 
 class Command(BaseCommand):
@@ -30,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--by", default="", metavar="FIELD", help="payload field (or meta.KEY) to group by")
         parser.add_argument("--alpha", type=float, default=0.05, help="intervals at 1 - alpha (0.05)")
         parser.add_argument("--truth", choices=TRUTHS, default="mean", help="people's value: raters' mean or gold")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:

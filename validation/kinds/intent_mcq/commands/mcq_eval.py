@@ -18,11 +18,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.evaluations.base import FORMATS, MAX_RUNS, UnknownJudgeRun, WrongKind
+from validation.evaluations.base import MAX_RUNS, UnknownJudgeRun, WrongKind
 from validation.kinds.intent_mcq.human_scores import MAX_BYTES, TableError, parse_human_scores
 from validation.kinds.intent_mcq.mcq_eval import STD_DDOF
 from validation.kinds.intent_mcq.mcq_report import McqEvalParameters, mcq_evaluation
 from validation.management.commands._shared import (
+    add_format_argument,
     add_snapshot_arguments,
     check_evaluation_snapshot,
     write_evaluation,
@@ -50,7 +51,7 @@ class Command(BaseCommand):
             help="std over runs: sample (ddof 1, Table 8 All Set) or population (ddof 0, Table 8 Gem Set, Tables 9, 2)",
         )
         parser.add_argument("--plot", metavar="FILE.svg", help="also write the 2-sigma error-bar figure as SVG")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -15,9 +15,10 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from annotation.management.commands._base import project_or_fail
-from validation.evaluations.base import FORMATS, MAX_RUNS
+from validation.evaluations.base import MAX_RUNS
 from validation.kinds.intent_mcq.sets_report import GemSetParameters, gem_set_evaluation, write_set_items
 from validation.management.commands._shared import (
+    add_format_argument,
     add_snapshot_arguments,
     check_evaluation_snapshot,
     evaluate_or_fail,
@@ -45,7 +46,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="seed of the draw (0)")
         parser.add_argument("-o", "--output", metavar="FILE.jsonl", help="also write the chosen items as an item file")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -17,10 +17,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.evaluations.base import FORMATS
 from validation.kinds.intent_mcq.mcq_sets import MAX_SUBSETS
 from validation.kinds.intent_mcq.sets_report import SubsetsParameters, subsets_evaluation, write_set_items
 from validation.management.commands._shared import (
+    add_format_argument,
     add_snapshot_arguments,
     check_evaluation_snapshot,
     evaluate_or_fail,
@@ -45,7 +45,7 @@ class Command(BaseCommand):
             help=f"one subset per seed (default 42 43 44; at most {MAX_SUBSETS})",
         )
         parser.add_argument("-o", "--output", metavar="FOLDER", help="also write each subset as an item file there")
-        parser.add_argument("--format", choices=FORMATS, default="json", help="output format (json)")
+        add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
