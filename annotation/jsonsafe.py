@@ -6,7 +6,8 @@ the path of the field it sits in:
 * nesting deeper than ``CONCORD_MAX_JSON_DEPTH`` (the parser recurses: 10,000 levels exhaust the stack);
 * non-finite numbers (``NaN``, ``Infinity``, ``1e999``): JSON has none, and the database's JSON
   check refuses them when the row is written;
-* unpaired surrogates (``"\\ud800"``): such text cannot be encoded as UTF-8, so it cannot be stored.
+* unpaired surrogates (``"\\ud800"``): such text cannot be encoded as UTF-8, so it cannot be stored;
+* NUL characters (``"\\u0000"``) in text or keys: PostgreSQL stores none, in text or JSON columns.
 
 Well-formed input costs one pass of orjson plus two counts over the text: the walk that names the
 bad field runs only when the text could hold one of these.
@@ -27,6 +28,7 @@ NOT_UTF8 = "not UTF-8 text ({reason})"
 TOO_DEEP = "nested more than {depth} levels deep"
 NOT_FINITE = "{text} is not a finite number (JSON has no NaN or Infinity)"
 SURROGATE = "contains an unpaired surrogate (\\u{code:04x}); text must be valid Unicode"
+NUL_CHARACTER = "contains a NUL character (\\u0000), which cannot be stored"
 BAD_NUMBER = "a number that cannot be read: {reason}"
 TOO_LARGE = "is {size:,} bytes as JSON; the limit is {limit:,} (CONCORD_MAX_ANSWER_BYTES)"
 
@@ -34,6 +36,8 @@ TOO_LARGE = "is {size:,} bytes as JSON; the limit is {limit:,} (CONCORD_MAX_ANSW
 # one, so only escapes need looking for; the walk also checks raw ones in strings built elsewhere.
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# JSON text escapes a NUL (a raw one is not JSON); the walk then finds it in the string it decodes to.
+_ESCAPED_NUL = "\\u0000"
 # A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float. Found by
 # mapping every byte but a digit to a space: several times faster than a regular expression.
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
@@ -111,7 +115,7 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
         # text with a long digit run, and everything orjson refuses, goes the standard way.
         if _LONG_DIGIT_RUN not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY):
             data = orjson.loads(text)
-            if text.count("[") + text.count("{") > limit:
+            if text.count("[") + text.count("{") > limit or _ESCAPED_NUL in text:
                 check_tree(data, path=path, depth=limit)
             return data
     except orjson.JSONDecodeError:
@@ -128,7 +132,11 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
     except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
         raise UnsafeJSON(BAD_NUMBER.format(reason=exc), path) from None
     # Only text that could be too deep or hold a surrogate is walked: a container needs a bracket.
-    if walk or text.count("[") + text.count("{") > limit or ("\\u" in text and _ESCAPED_SURROGATE.search(text)):
+    if (
+        walk
+        or text.count("[") + text.count("{") > limit
+        or ("\\u" in text and (_ESCAPED_SURROGATE.search(text) or _ESCAPED_NUL in text))
+    ):
         check_tree(data, path=path, depth=limit)
     return data
 
@@ -156,6 +164,8 @@ def check_tree(data: Any, *, path: str = "", depth: int | None = None) -> None:
             found = _SURROGATE.search(node)
             if found:
                 raise UnsafeJSON(SURROGATE.format(code=ord(found.group())), where)
+            if "\x00" in node:
+                raise UnsafeJSON(NUL_CHARACTER, where)
         elif isinstance(node, float):
             if not math.isfinite(node):
                 raise UnsafeJSON(NOT_FINITE.format(text=getattr(node, "text", repr(node))), where)
@@ -167,6 +177,8 @@ def check_tree(data: Any, *, path: str = "", depth: int | None = None) -> None:
             for key, child in pairs:
                 if isinstance(key, str) and (surrogate := _SURROGATE.search(key)):
                     raise UnsafeJSON(SURROGATE.format(code=ord(surrogate.group())), where)
+                if isinstance(key, str) and "\x00" in key:
+                    raise UnsafeJSON(NUL_CHARACTER, where)
                 children.append((child, level + 1, _child(where, key)))
             stack.extend(reversed(children))  # depth first, in document order
 
@@ -177,7 +189,8 @@ def value_problem(value: Any, *, limit: int) -> tuple[str, str] | None:
 
     The compact UTF-8 JSON is what the database stores, so its length is the measure; orjson writes
     it in a fraction of a microsecond and refuses unpaired surrogates. It writes NaN as ``null``, so
-    only a value whose JSON shows a ``null`` is walked for non-finite numbers.
+    only a value whose JSON shows a ``null`` is walked for non-finite numbers, and only one showing
+    an escaped NUL for NUL characters.
     """
     try:
         encoded = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
@@ -187,7 +200,7 @@ def value_problem(value: Any, *, limit: int) -> tuple[str, str] | None:
         except UnsafeJSON as unsafe:
             return unsafe.path, unsafe.message
         return "", f"cannot be stored as JSON ({exc})"
-    if b"null" in encoded:
+    if b"null" in encoded or b"\\u0000" in encoded:
         try:
             check_tree(value, depth=10_000)
         except UnsafeJSON as unsafe:

@@ -17,11 +17,9 @@ always gives the same arrays and the same input digest, whatever the database id
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +32,7 @@ from django.db.models import FloatField, QuerySet, TextField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from annotation.gcpause import collection_paused
 from annotation.kinds.base import DimensionColumn, RatingDimension, TaskKind
 from annotation.latest import latest_annotations
 from annotation.models import Item, Project
@@ -370,24 +369,10 @@ def _fetched(queryset: QuerySet[Any], size: int) -> Iterator[list[tuple[Any, ...
     rows Django's iterator costs more than the query. Only for fields without a converter (numbers,
     text, booleans; SQLite gives booleans as 1 and 0)."""
     sql, params = queryset.query.get_compiler(using=queryset.db).as_sql()
-    with connections[queryset.db].cursor() as cursor, _collection_paused():
+    with connections[queryset.db].cursor() as cursor, collection_paused():
         cursor.execute(sql, params)
         while batch := cursor.fetchmany(size):
             yield batch
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while rows are read: the rows' tuples of numbers and
-    text hold no cycles, yet hundreds of thousands of them make it walk every live object again and
-    again (a third of the reading time on 100,000 items)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _path_fields(kind: TaskKind) -> list[Any]:

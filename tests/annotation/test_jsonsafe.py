@@ -32,6 +32,11 @@ class LoadsTests:
             ('{"value": {"x": 1e999}}', "value.x", "1e999 is not a finite number"),
             ('{"value": [NaN]}', "value[0]", "NaN is not a finite number"),
             ('{"note": "\\ud800"}', "note", "unpaired surrogate"),
+            ('{"raw_output": "a\\u0000b"}', "raw_output", jsonsafe.NUL_CHARACTER),
+            ('{"value": {"tags": ["ok", "\\u0000"]}}', "value.tags[1]", jsonsafe.NUL_CHARACTER),
+            ('{"value": {"a\\u0000": 1}}', "value", jsonsafe.NUL_CHARACTER),
+            # The standard parser's path (a long digit run) refuses it as well.
+            ('{"n": 12345678901234567890123, "note": "\\u0000"}', "note", jsonsafe.NUL_CHARACTER),
         ],
     )
     def test_refused_parts_are_named(self, text, path, message):
@@ -39,6 +44,9 @@ class LoadsTests:
             jsonsafe.loads(text)
         assert caught.value.path == path
         assert message in caught.value.message
+
+    def test_an_escaped_backslash_before_u0000_is_text_not_a_nul(self):
+        assert jsonsafe.loads('{"note": "\\\\u0000"}') == {"note": "\\u0000"}
 
     def test_nesting_beyond_the_limit_is_refused(self):
         with pytest.raises(jsonsafe.UnsafeJSON) as caught:
@@ -49,3 +57,11 @@ class LoadsTests:
         with pytest.raises(jsonsafe.NotJSON) as caught:
             jsonsafe.loads('{"a": 1,}')
         assert caught.value.column == 9
+
+
+class ValueProblemTests:
+    def test_a_nul_character_in_a_built_value_is_named(self):
+        assert jsonsafe.value_problem({"comment": "a\x00b"}, limit=1000) == ("comment", jsonsafe.NUL_CHARACTER)
+
+    def test_text_showing_a_backslash_u0000_is_stored(self):
+        assert jsonsafe.value_problem({"comment": "see \\u0000 in the log"}, limit=1000) is None
