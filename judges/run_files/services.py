@@ -4,10 +4,10 @@ is read, and the imported run's judge with its provenance."""
 from __future__ import annotations
 
 import itertools
-import threading
 from array import array
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -18,6 +18,7 @@ from django.db.models import Field, Max, Min
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
+from annotation.gcpause import collection_paused
 from annotation.importing import (
     BATCH,
     ProgressCallback,
@@ -116,7 +117,8 @@ class _ItemLookup:
     reads it) per external id, in one statement built from ``Item._meta``.
 
     Through the ORM, the ``external_id__in`` query of 2,000 ids, its JSON decoding and its
-    compilation were a third of an import's time (``bench/import_run.py``).
+    compilation were a third of an import's time (``bench/import_run.py``). On PostgreSQL it runs
+    on the import's statement thread (``_InOrder``), through the driver's own cursor.
     """
 
     def __init__(self, project: Project, *, with_payload: bool) -> None:
@@ -136,45 +138,105 @@ class _ItemLookup:
             f"SELECT {column['external_id']}, {column['id']}{payload} FROM {meta.db_table} "
             f"WHERE {column['project']} = %s AND {column['external_id']} {ids}"
         )
-        # With the server binding parameters (the default: DATABASE_PREPARED_STATEMENTS), the ids
-        # travel as one array and the statement is prepared from its second batch on.
         self.cursor = connection.cursor()
 
     def items(self, external_ids: list[str]) -> dict[str, tuple[int, dict | None]]:
         if self.postgres:
-            self.cursor.execute(self.sql, [self.project_id, ID_SEPARATOR.join(external_ids), ID_SEPARATOR])
+            cursor = self.cursor.cursor  # the driver's: this runs on the statement thread
+            cursor.execute(self.sql, [self.project_id, ID_SEPARATOR.join(external_ids), ID_SEPARATOR])
         else:
-            self.cursor.execute(self.sql, [self.project_id, orjson.dumps(external_ids).decode()])
+            cursor = self.cursor
+            cursor.execute(self.sql, [self.project_id, orjson.dumps(external_ids).decode()])
         if self.with_payload:
-            return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in self.cursor.fetchall()}
-        return {external_id: (pk, None) for external_id, pk in self.cursor.fetchall()}
+            return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in cursor.fetchall()}
+        return {external_id: (pk, None) for external_id, pk in cursor.fetchall()}
 
     def close(self) -> None:
         self.cursor.close()
 
 
-# -- storing a run's outputs -----------------------------------------------------------------------
+class _InOrder:
+    """The import's statements (each batch's lookup, each batch's COPY), run one after another on
+    a thread of their own on PostgreSQL, so that the database works while the next lines are read
+    and checked; run at once elsewhere.
+
+    The caller gives the lookup of batch N before the COPY of batch N-1: the database then always
+    has the next statement waiting, and the lookup is done by the time its lines are checked.
+    Asking for a result first takes those of the statements given before it, so that a failed
+    COPY is raised as itself (not as the aborted transaction the next lookup meets), as Django's
+    database errors.
+    """
+
+    def __init__(self, *, threaded: bool) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="concord-run-import") if threaded else None
+        self.pending: deque[Future] = deque()
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+        if self.pool is not None:
+            future = self.pool.submit(function, *args)
+        else:
+            future = Future()
+            try:
+                future.set_result(function(*args))
+            except BaseException as exc:
+                future.set_exception(exc)
+        self.pending.append(future)
+        return future
+
+    def result(self, future: Future) -> Any:
+        with connection.wrap_database_errors:
+            while self.pending:
+                earlier = self.pending.popleft()
+                value = earlier.result()
+                if earlier is future:
+                    return value
+        raise LookupError("a statement's result was asked for twice")
+
+    def drain(self) -> None:
+        """Until every statement given has run; the first failure raised."""
+        if self.pending:
+            self.result(self.pending[-1])
+
+    def close(self) -> None:
+        """Wait for the statement running (one cannot stop a COPY halfway) and drop the rest."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pending.clear()
 
 
-#: The suggestion fields an imported line sets, in the order of ``_SuggestionWriter``'s rows.
+#: The suggestion fields an imported line sets, in the order of ``_SuggestionWriter``'s rows: those
+#: every line of one import shares first.
 SUGGESTION_COLUMNS = (
     "judge",
     "run",
-    "item",
     "prompt_sha256",
+    "attempts",
+    "created_at",
+    "updated_at",
+    "item",
     "status",
     "value",
     "raw_output",
     "failure_reason",
-    "attempts",
     "tokens_in",
     "tokens_out",
     "latency_ms",
     "score",
     "option_order",
-    "created_at",
-    "updated_at",
 )
+
+_COPY_NULL = "\\N"
+
+
+def _copy_text(text: str) -> str:
+    """A text as a cell of COPY's text format: backslash, newline, carriage return and tab escaped."""
+    if "\\" in text or "\n" in text or "\r" in text or "\t" in text:
+        return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return text
+
+
+def _copy_cell(value: int | float | None) -> str:
+    return _COPY_NULL if value is None else str(value)
 
 
 class _SuggestionWriter:
@@ -185,15 +247,13 @@ class _SuggestionWriter:
     line whose item an earlier line named (``_FileIds``), so the table's uniqueness (judge, item,
     prompt hash) never refuses a row mid-transaction.
 
-    On PostgreSQL a batch's COPY runs on a thread of its own while the next batch is read and
-    checked: the connection's lock orders it with the lookups, one batch is in flight at a time,
-    and the foreign keys are checked as each COPY ends (``SET CONSTRAINTS ... IMMEDIATE``) rather
-    than all at commit, so the database's half of the work overlaps the reading instead of
-    following it. The caller sends a batch once the next batch's items are looked up, so that the
-    lookup does not wait for the COPY. A COPY's failure is raised by the next ``send`` or ``finish``.
+    On PostgreSQL each line becomes its line of COPY text as it is added (the columns every line
+    shares written once: half the time of the driver's ``write_row``), and each batch's COPY runs
+    on the statement thread with the foreign keys checked as it ends (``SET CONSTRAINTS ...
+    IMMEDIATE``) rather than all at commit, so that the checks too overlap the reading.
     """
 
-    def __init__(self, run: JudgeRun, prompt_sha256: str) -> None:
+    def __init__(self, run: JudgeRun, prompt_sha256: str, statements: _InOrder) -> None:
         meta = Suggestion._meta
         self.postgres = connection.vendor == "postgresql"
         columns = ", ".join(cast(Field, meta.get_field(name)).column for name in SUGGESTION_COLUMNS)
@@ -201,101 +261,101 @@ class _SuggestionWriter:
         marks = ", ".join(["%s"] * len(SUGGESTION_COLUMNS))
         self.insert_sql = f"INSERT INTO {meta.db_table} ({columns}) VALUES ({marks})"
         now = timezone.now()
-        stamp = now if self.postgres else connection.ops.adapt_datetimefield_value(now)
-        self.head, self.tail = (run.judge_id, run.pk), (stamp, stamp)
-        self.prompt_sha256 = prompt_sha256
+        if self.postgres:
+            shared = (run.judge_id, run.pk, prompt_sha256, 1, now.isoformat(), now.isoformat())
+            self.shared_text = "\t".join(map(str, shared)) + "\t"
+        else:
+            stamp = connection.ops.adapt_datetimefield_value(now)
+            self.shared = (run.judge_id, run.pk, prompt_sha256, 1, stamp, stamp)
+        self.statements = statements
         self.cursor = connection.cursor()
-        self._rows: list[tuple] = []
+        self._rows: list = []
         self._text_size = 0
-        self._in_flight: threading.Thread | None = None
-        self._failure: BaseException | None = None
         if self.postgres:
             self.cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
     def add(self, item_id: int, status: str, value: str | None, raw: str, reason: str, data: dict) -> None:
         order = data.get("option_order")
-        self._rows.append(
-            (
-                *self.head,
-                item_id,
-                self.prompt_sha256,
-                status,
-                value,
-                raw,
-                reason,
-                1,
-                data.get("prompt_tokens"),
-                data.get("completion_tokens"),
-                data.get("latency_ms"),
-                data.get("score"),
-                None if order is None else dumps_json(order),
-                *self.tail,
+        if self.postgres:
+            self._rows.append(
+                f"{self.shared_text}{item_id}\t{status}\t"
+                f"{_COPY_NULL if value is None else _copy_text(value)}\t{_copy_text(raw)}\t{_copy_text(reason)}\t"
+                f"{_copy_cell(data.get('prompt_tokens'))}\t{_copy_cell(data.get('completion_tokens'))}\t"
+                f"{_copy_cell(data.get('latency_ms'))}\t{_copy_cell(data.get('score'))}\t"
+                f"{_COPY_NULL if order is None else dumps_json(order)}\n"
             )
-        )
+        else:
+            self._rows.append(
+                (
+                    *self.shared,
+                    item_id,
+                    status,
+                    value,
+                    raw,
+                    reason,
+                    data.get("prompt_tokens"),
+                    data.get("completion_tokens"),
+                    data.get("latency_ms"),
+                    data.get("score"),
+                    None if order is None else dumps_json(order),
+                )
+            )
         self._text_size += len(raw) + (len(value) if value else 0)
         if self._text_size >= BATCH_TEXT:  # a batch of large outputs does not wait for send()
             self.send()
 
     def send(self) -> None:
-        """Write the lines added since the last call (after the batch in flight is written)."""
+        """Write the lines added since the last call (after those sent before them)."""
         rows, self._rows, self._text_size = self._rows, [], 0
-        self._wait()
         if not rows:
             return
         if self.postgres:
-            self._in_flight = threading.Thread(target=self._copy, args=(rows,), name="concord-run-copy", daemon=True)
-            self._in_flight.start()
+            self.statements.submit(self._copy, "".join(rows).encode())
         else:
             self.cursor.executemany(self.insert_sql, rows)
 
-    def _copy(self, rows: list[tuple]) -> None:
-        try:
-            with self.cursor.cursor.copy(self.copy_sql) as copy:
-                for row in rows:
-                    copy.write_row(row)
-        except BaseException as exc:  # raised in the importing thread by _wait
-            self._failure = exc
-
-    def _wait(self) -> None:
-        """Until the batch in flight is written; its failure, if any, raised here."""
-        if self._in_flight is not None:
-            self._in_flight.join()
-            self._in_flight = None
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            with connection.wrap_database_errors:  # as Django's own errors, as a COPY here would be
-                raise failure
+    def _copy(self, text: bytes) -> None:
+        with self.cursor.cursor.copy(self.copy_sql) as copy:
+            copy.write(text)
 
     def finish(self) -> None:
         self.send()
-        self._wait()
+        self.statements.drain()
         if self.postgres:
             self.cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's deferred checks again
 
     def abort(self) -> None:
         self._rows.clear()
-        if self._in_flight is not None:
-            self._in_flight.join()
-            self._in_flight = None
-        self._failure = None
 
     def close(self) -> None:
         self.cursor.close()
 
 
-def _stage_batch(
+def _staged_lines(chunk: list[Record], errors: ErrorCollector) -> list[tuple[Record, str]]:
+    """A chunk's lines with their external ids, those whose fields are well formed (the rest go to
+    ``errors``): what can be checked without the database."""
+    batch = []
+    for record in chunk:
+        external_id = record_external_id(record.data, record.line, errors)
+        problems = shape_problems(record.data)
+        if problems:
+            errors.extend(problems, line=record.line)
+        elif external_id is not None:
+            batch.append((record, external_id))
+    return batch
+
+
+def _store_batch(
     kind: TaskKind,
     orders: Any,
-    lookup: _ItemLookup,
+    items: dict[str, tuple[int, dict | None]],
     batch: list[tuple[Record, str]],
     file_ids: _FileIds,
     writer: _SuggestionWriter,
     errors: ErrorCollector,
 ) -> int:
-    """Check one batch of lines against their items and write the good ones (while no error was
-    found); the number of lines written with a value."""
-    items = lookup.items([external_id for _, external_id in batch])
-    writer.send()  # the previous batch's lines, written while this one is checked
+    """Check one batch of lines against their items and add the good ones to ``writer`` (while no
+    error was found); the number of lines added with a value."""
     ok = 0
     failed_status, ok_status = Suggestion.Status.FAILED, Suggestion.Status.OK
     for record, external_id in batch:
@@ -346,23 +406,31 @@ def judge_run_store_outputs(
         provenance=provenance,
     )
     orders = option_orders(kind)
+    statements = _InOrder(threaded=connection.vendor == "postgresql")
     lookup = _ItemLookup(project, with_payload=kind.value_rules_need_payload or orders is not None)
     file_ids = _FileIds(span["first"] or 0, last_item, shown=errors.cap)
-    writer = _SuggestionWriter(run, prompt_sha256)
+    writer = _SuggestionWriter(run, prompt_sha256, statements)
     ok = written = 0
+    # A batch waits for its items while the next is read: (its lines, the lookup under way).
+    waiting: tuple[list[tuple[Record, str]], Future] | None = None
     try:
-        rows = iter(records)
-        while chunk := list(itertools.islice(rows, BATCH)):
-            batch = []
-            for record in chunk:
-                external_id = record_external_id(record.data, record.line, errors)
-                problems = shape_problems(record.data)
-                if problems:
-                    errors.extend(problems, line=record.line)
-                elif external_id is not None:
-                    batch.append((record, external_id))
-            ok += _stage_batch(kind, orders, lookup, batch, file_ids, writer, errors)
-            written += len(batch)
+        with collection_paused():
+            rows = iter(records)
+            while True:
+                chunk = list(itertools.islice(rows, BATCH))
+                batch = _staged_lines(chunk, errors)
+                looked_up = (
+                    statements.submit(lookup.items, [external_id for _, external_id in batch]) if batch else None
+                )
+                if waiting is not None:
+                    ok += _store_batch(
+                        kind, orders, statements.result(waiting[1]), waiting[0], file_ids, writer, errors
+                    )
+                    writer.send()
+                    written += len(waiting[0])
+                waiting = (batch, looked_up) if looked_up is not None else None
+                if not chunk:
+                    break
         if not errors:
             file_ids.report(errors)
         if not errors:
@@ -371,6 +439,7 @@ def judge_run_store_outputs(
         writer.abort()
         raise
     finally:
+        statements.close()
         lookup.close()
         writer.close()
     if errors:

@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected
 from annotation.importing import BATCH
+from annotation.jsonsafe import NUL_CHARACTER
 from annotation.kinds import all_kinds
 from judges.backends import backend_class, runnable_backend_names
 from judges.errors import NOT_RUNNABLE, JudgeInvalid
@@ -228,6 +229,37 @@ class ImportedRunRulesTests:
         )
         written = Suggestion.objects.order_by("pk").values_list("item__external_id", flat=True)
         assert list(written) == order
+
+    def test_text_the_copy_format_escapes_is_stored_exactly(self, copa, tmp_path):
+        """Rows go to PostgreSQL as COPY text: tabs, line breaks, backslashes and a literal \\N in
+        any text, and numbers of every form, come back as the file gave them."""
+        add_items(copa, 2)
+        tricky = 'a\tb\nc\r\nd \\ e \\N "q" \\t é \U0001f600'
+        value = {**copa.task_kind.example_value(), "comment": tricky}
+        lines = [
+            {"external_id": "item-00000", "value": value, "raw_output": tricky, "latency_ms": 1e-05,
+             "prompt_tokens": 0, "completion_tokens": 2**31 - 1, "score": 1},
+            {"external_id": "item-00001", "error": tricky, "raw_output": "\\N", "latency_ms": 7},
+        ]  # fmt: skip
+        result = judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m")
+        rows = {s.item.external_id: s for s in Suggestion.objects.filter(run=result.run).select_related("item")}
+        good, failed = rows["item-00000"], rows["item-00001"]
+        assert (good.value, good.raw_output, good.failure_reason) == (value, tricky, "")
+        assert (good.latency_ms, good.tokens_in, good.tokens_out, good.score) == (1e-05, 0, 2**31 - 1, 1.0)
+        assert (failed.value, failed.raw_output, failed.failure_reason) == (None, "\\N", tricky.strip())
+        assert (failed.latency_ms, failed.tokens_in, failed.score) == (7.0, None, None)
+
+    def test_a_nul_character_is_refused_naming_line_and_field(self, copa, tmp_path):
+        add_items(copa, 2)
+        value = copa.task_kind.example_value()
+        lines = [
+            {"external_id": "item-00000", "value": value, "raw_output": "fine"},
+            {"external_id": "item-00001", "value": value, "raw_output": "cut\u0000here"},
+        ]
+        with pytest.raises(ImportRejected) as refused:
+            judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m")
+        assert [(e.line, e.field, e.message) for e in refused.value.errors] == [(2, "raw_output", NUL_CHARACTER)]
+        assert not Suggestion.objects.exists()
 
     def test_option_order_is_refused_for_a_kind_without_options(self, copa, tmp_path):
         add_items(copa, 1)
