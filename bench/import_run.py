@@ -9,10 +9,13 @@ the peak RSS of one import says whether memory grows with the file.
     python bench/import_run.py [--lines 100000] [--kinds copa_likert,intent_mcq]
 
 The database is whatever DATABASE_URL names (SQLite under var/ when unset). The last line is
-``RESULT lines_per_s=<n> rss_mb_10k=<n> rss_mb_100k=<n> cpu_us_per_line=<n> [db_cpu_us_per_line=<n>]``:
+``RESULT lines_per_s=<n> rss_mb_10k=<n> rss_mb_100k=<n> cpu_us_per_line=<n> [db_cpu_us_per_line=<n>
+copy_floor_lines_per_s=<n> of_floor=<ratio>]``:
 lines/s is total lines over total seconds of the largest imports across kinds; each RSS figure is the
 maximum over kinds; the CPU figures (the importing process, and the PostgreSQL server process where
-it runs on this host) hold on a loaded host, where seconds do not.
+it runs on this host) hold on a loaded host, where seconds do not. The floor (PostgreSQL) is the
+same rows COPYed back into the table from memory in one statement, with its indexes and key checks:
+the most any import of them can reach on this host, and the import's rate as a share of it.
 """
 
 from __future__ import annotations
@@ -56,15 +59,52 @@ def child_import(slug: str, path: str) -> dict:
     result = judge_run_import(project=project, path=path, model=model, prompt="bench_prompt.v1")
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     server_after = database_backend_cpu_s()
+    peak_mb = peak_rss_mb()  # before the floor, which holds every row in memory
     return {
+        "floor_seconds": copy_floor_seconds(result.run),
         "ok": result.ok,
         "failed": result.failed,
         "seconds": seconds,
         "cpu_s": cpu,
         "server_cpu_s": None if server_before is None or server_after is None else server_after - server_before,
         "startup_mb": startup_mb,
-        "peak_mb": peak_rss_mb(),
+        "peak_mb": peak_mb,
     }
+
+
+def copy_floor_seconds(run) -> float | None:
+    """Seconds to COPY the rows an import wrote back into the suggestion table, from memory, as a
+    run of a new judge: the same table, indexes and key checks, without reading or checking a
+    line. No import of these lines can be faster; PostgreSQL only (rolled back)."""
+    from django.db import connection, transaction
+
+    from judges.models import Judge, JudgeRun, Suggestion
+    from judges.run_files.services import SUGGESTION_COLUMNS
+
+    if connection.vendor != "postgresql":
+        return None
+    meta = Suggestion._meta
+    columns = [meta.get_field(name).column for name in SUGGESTION_COLUMNS]
+    with transaction.atomic():
+        judge = Judge.objects.get(pk=run.judge_id)
+        judge.pk, judge.fingerprint = None, f"{judge.fingerprint[:50]}-copy-floor"
+        judge.save()
+        twin = JudgeRun.objects.create(judge=judge, project_id=run.project_id, status=run.status)
+        shared = {"judge_id": str(judge.pk), "run_id": str(twin.pk)}
+        select = ", ".join(shared.get(column, column) for column in columns)
+        with connection.cursor() as cursor:
+            raw = cursor.cursor
+            with raw.copy(
+                f"COPY (SELECT {select} FROM {meta.db_table} WHERE run_id = %s ORDER BY id) TO STDOUT", [run.pk]
+            ) as out:
+                text = b"".join(bytes(block) for block in out)
+            raw.execute("SET CONSTRAINTS ALL IMMEDIATE")  # as the import checks them
+            started = time.perf_counter()
+            with raw.copy(f"COPY {meta.db_table} ({', '.join(columns)}) FROM STDIN") as copy:
+                copy.write(text)
+            seconds = time.perf_counter() - started
+        transaction.set_rollback(True)
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -76,6 +116,7 @@ class Run:
     peak_mb: float
     cpu_s: float
     server_cpu_s: float | None
+    floor_seconds: float | None
 
     @property
     def rate(self) -> float:
@@ -139,6 +180,7 @@ def run_child(kind: str, path: Path, expected: int) -> Run:
         figures["peak_mb"],
         figures["cpu_s"],
         figures["server_cpu_s"],
+        figures["floor_seconds"],
     )
 
 
@@ -184,6 +226,8 @@ def bench(total: int, kind_names: list[str] | None) -> None:
     cpu_us = sum(r.cpu_s for r in full_runs) / lines * 1e6
     measured = [r.server_cpu_s for r in full_runs if r.server_cpu_s is not None]
     server_us = sum(measured) / lines * 1e6 if len(measured) == len(full_runs) else None
+    floors = [r.floor_seconds for r in full_runs if r.floor_seconds is not None]
+    floor_rate = lines / sum(floors) if len(floors) == len(full_runs) else None
     print()
     print(f"import_run, {total} lines, all kinds: {rate:.0f} lines/s")
     print(
@@ -192,10 +236,16 @@ def bench(total: int, kind_names: list[str] | None) -> None:
         + f"; load average {os.getloadavg()[0]:.1f}"
     )
     print(f"peak RSS: {rss_small:.1f} MB at {small_n} lines, {rss_full:.1f} MB at {total} lines (max over kinds)")
+    if floor_rate is not None:
+        print(
+            f"floor: the same rows COPYed back from memory (no reading, no checks): {floor_rate:.0f} lines/s; "
+            f"the import runs at {rate / floor_rate:.2f}x of it"
+        )
     server = "" if server_us is None else f" db_cpu_us_per_line={server_us:.0f}"
+    floor = "" if floor_rate is None else f" copy_floor_lines_per_s={floor_rate:.0f} of_floor={rate / floor_rate:.2f}"
     print(
         f"RESULT lines_per_s={rate:.0f} rss_mb_10k={rss_small:.1f} rss_mb_100k={rss_full:.1f} "
-        f"cpu_us_per_line={cpu_us:.0f}{server}"
+        f"cpu_us_per_line={cpu_us:.0f}{server}{floor}"
     )
 
 

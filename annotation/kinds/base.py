@@ -164,7 +164,7 @@ class TaskKind:
         ``name``, ``label``, ``description``.
     schema (imports, the API, LLM structured output, docs/formats.md)
         ``payload_schema``, ``value_schema``, ``payload_rules``, ``value_rules``,
-        ``payload_rule_notes``, ``value_rule_notes``, ``value_rules_need_payload``,
+        ``payload_rule_notes``, ``value_rule_notes``, ``value_rules_need_payload``, ``value_rules_payload_keys``,
         ``explain_value``, ``check_payload``, ``check_value``, ``payload_fields``, ``decode_csv_cell``.
     ratings (agreement, reports, estimates)
         ``rating_dimensions``, ``value_ratings``, ``ratings_need_payload``, ``ratings_columns``,
@@ -216,6 +216,9 @@ class TaskKind:
     #: Whether ``value_rules`` reads the item payload. Imports of many values (a model's run) skip
     #: loading the items' payloads for a kind that sets this to False.
     value_rules_need_payload: ClassVar[bool] = True
+    #: The payload fields ``value_rules`` reads, where it reads only some (e.g. the options): an
+    #: import of many values then loads only those fields of each item. Empty: the whole payload.
+    value_rules_payload_keys: ClassVar[tuple[str, ...]] = ()
 
     @property
     def form_template(self) -> str:

@@ -164,11 +164,48 @@ class ValueRulesWithoutPayloadTests:
             assert kind.check_value(value, payload=_UnreadablePayload()) == with_payload
 
 
+class _PartlyReadablePayload(dict):
+    """A payload holding only some fields, which fails the test if any other is read."""
+
+    def __getitem__(self, key):
+        if key not in self.keys():
+            raise AssertionError(f"the value check read payload[{key!r}], which it does not declare")
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self[key]
+
+
+@pytest.mark.parametrize("name", [k.name for k in all_kinds() if k.value_rules_payload_keys])
+class ValueRulesPayloadKeysTests:
+    """A kind that names the payload fields its value rules read (imports then load only those)
+    gives the same verdicts from those fields alone as from the whole payload."""
+
+    def partial(self, kind):
+        payload = kind.example_payload()
+        return _PartlyReadablePayload({key: payload[key] for key in kind.value_rules_payload_keys})
+
+    def test_example_value(self, name):
+        kind = get_kind(name)
+        assert kind.check_value(kind.example_value(), payload=self.partial(kind)) == []
+
+    def test_refused_values_are_refused_alike(self, name):
+        kind = get_kind(name)
+        example = kind.example_value()
+        broken = [{}, {**example, "unknown": 1}] + [{**example, field: None} for field in example]
+        broken += [{**example, field: [] if isinstance(example[field], list) else example[field]} for field in example]
+        for value in broken:
+            assert kind.check_value(value, payload=self.partial(kind)) == kind.check_value(
+                value, payload=kind.example_payload()
+            )
+
+
 def test_the_kinds_whose_value_rules_read_the_item_declare_it():
     """The kinds whose rules tie a value to its item (candidate intents, options) load payloads."""
     assert get_kind("ipqa_core_intent").value_rules_need_payload
     assert get_kind("intent_mcq").value_rules_need_payload
     assert not get_kind("copa_likert").value_rules_need_payload
+    assert get_kind("intent_mcq").value_rules_payload_keys == ("options",)
 
 
 class IpqaTests:

@@ -98,6 +98,8 @@ class IntentMcq(TaskKind):
     def payload_rules(self, payload: dict) -> Iterator[FieldError]:
         return unknown_options("answers", payload["answers"], payload["options"])
 
+    value_rules_payload_keys = ("options",)
+
     def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
         return unknown_options("chosen", value["chosen"], payload["options"])
 

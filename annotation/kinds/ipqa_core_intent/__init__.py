@@ -143,6 +143,8 @@ class IpqaCoreIntent(TaskKind):
     )
     value_rule_notes = (JUDGE_EVERY_INTENT, CORE_NEEDS_EXPRESSED)
 
+    value_rules_payload_keys = ("candidate_intents",)
+
     def value_rules(self, value: dict, payload: dict) -> Iterator[FieldError]:
         judged = [j["intent"] for j in value["intents"]]
         candidates = payload["candidate_intents"]

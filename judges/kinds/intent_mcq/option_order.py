@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from annotation.errors import FieldError
 
+#: The item payload's fields these functions read.
+PAYLOAD_KEYS = ("options",)
+
 NOT_A_PERMUTATION = "must list each of the item's option numbers 0-{last} once, in the order they were shown"
 
 
