@@ -148,16 +148,22 @@ class _ItemLookup:
         )
         self.cursor = connection.cursor()
 
-    def items(self, external_ids: list[str]) -> dict[str, tuple[int, dict | None]]:
+    def rows(self, external_ids: list[str]) -> list[tuple]:
+        """The rows found, as the database gives them (on the statement thread: no decoding there,
+        so that its next statement starts at once)."""
         if self.postgres:
             cursor = self.cursor.cursor  # the driver's: this runs on the statement thread
             cursor.execute(self.sql, [*self.key_params, self.project_id, ID_SEPARATOR.join(external_ids), ID_SEPARATOR])
         else:
             cursor = self.cursor
             cursor.execute(self.sql, [self.project_id, orjson.dumps(external_ids).decode()])
+        return cursor.fetchall()
+
+    def items(self, rows: list[tuple]) -> dict[str, tuple[int, dict | None]]:
+        """Id and payload (None where not read) per external id, from ``rows``."""
         if self.with_payload:
-            return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in cursor.fetchall()}
-        return {external_id: (pk, None) for external_id, pk in cursor.fetchall()}
+            return {external_id: (pk, orjson.loads(text)) for external_id, pk, text in rows}
+        return {external_id: (pk, None) for external_id, pk in rows}
 
     def close(self) -> None:
         self.cursor.close()
@@ -440,12 +446,10 @@ def judge_run_store_outputs(
             while True:
                 chunk = list(itertools.islice(rows, BATCH))
                 batch = _staged_lines(chunk, errors)
-                looked_up = (
-                    statements.submit(lookup.items, [external_id for _, external_id in batch]) if batch else None
-                )
+                looked_up = statements.submit(lookup.rows, [external_id for _, external_id in batch]) if batch else None
                 if waiting is not None:
                     ok += _store_batch(
-                        kind, orders, statements.result(waiting[1]), waiting[0], file_ids, writer, errors
+                        kind, orders, lookup.items(statements.result(waiting[1])), waiting[0], file_ids, writer, errors
                     )
                     writer.send()
                     written += len(waiting[0])
