@@ -34,7 +34,9 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 counted), and the server's CPU per label is read from /proc for all its processes, beside the
 request trace's. With ``--peer doccano`` the same closed loop runs against a doccano server already
 started on this machine (bench/annotate_peers.py), its CPU read the same way from ``--peer-pid``
-and that process's workers; Concord is not started then. Its last line is ``RESULT server=<name>
+and that process's workers; Concord is not started then. ``--peer-requests one`` (the default)
+sends one request per doccano label (its POST; the example ids listed at set-up), ``ui`` the two
+its annotation page sends (the next example's GET, then the POST). Its last line is ``RESULT server=<name>
 labels_per_s=<n> label_p95_ms=<n> server_cpu_ms_per_label=<n> cpu_ms_per_label=<n>`` (the trace's
 figure; nan for a peer).
 
@@ -92,7 +94,7 @@ from bench.annotate_harness import (  # noqa: E402
     start_tokens,
     submit,
 )
-from bench.annotate_peers import PEERS, load_peer  # noqa: E402
+from bench.annotate_peers import PEER_REQUESTS, PEERS, load_peer  # noqa: E402
 from bench.annotate_profile import profile  # noqa: E402
 from bench.common import setup_django  # noqa: E402
 
@@ -538,6 +540,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peer-pid", type=int, default=0, help="the peer's server process (its CPU is read)")
     parser.add_argument("--peer-user", default="admin", help="the peer's admin account (sets up the project)")
     parser.add_argument("--peer-password", default="", help="that account's password")
+    parser.add_argument(
+        "--peer-requests",
+        choices=PEER_REQUESTS,
+        default="one",
+        help="one request per label (the answer's POST; example ids listed at set-up) or the two its UI sends",
+    )
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
         parser.error("--items and --annotators must be at least 1")
