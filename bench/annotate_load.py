@@ -89,6 +89,7 @@ from bench.annotate_harness import (  # noqa: E402
     prepare_annotators,
     prepare_project,
     print_host_speed,
+    read_project,
     reset_work,
     start_sessions,
     start_tokens,
@@ -96,6 +97,7 @@ from bench.annotate_harness import (  # noqa: E402
 )
 from bench.annotate_peers import PEER_REQUESTS, PEERS, load_peer  # noqa: E402
 from bench.annotate_profile import profile  # noqa: E402
+from bench.annotate_profile_api import profile_api  # noqa: E402
 from bench.common import setup_django  # noqa: E402
 
 THRESHOLD_MS = 50.0
@@ -107,7 +109,10 @@ GRACE_S = 2.0
 GIVE_UP_RATIO = 0.8
 GIVE_UP_P95_MS = 20 * THRESHOLD_MS
 
-CLIENTS = ("htmx", "api")
+#: ``floor`` (closed loop only): each "label" is the cheapest authenticated API read, GET
+#: /api/projects/<slug>/ (the project and the caller's roles): what the server spends per request
+#: on the framework and its start command alone.
+CLIENTS = ("htmx", "api", "floor")
 
 
 # -- one load step --------------------------------------------------------------------------------
@@ -422,7 +427,7 @@ def load(args: argparse.Namespace) -> None:
         print(f"cleared the annotations, assignments and cursors of an earlier run ({removed} annotations)")
     annotators = [Annotator(name) for name in names]
     started = time.perf_counter()
-    if args.client == "api":
+    if args.client in ("api", "floor"):
         start_tokens(annotators)
         print(f"made {len(annotators)} API tokens in {time.perf_counter() - started:.1f} s")
     else:
@@ -458,7 +463,7 @@ def load(args: argparse.Namespace) -> None:
         if args.labels_per_client:
             closed = run_closed(
                 client, annotators[: args.threads_client], labels_each=args.labels_per_client, next_fn=next_item,
-                submit_fn=submit, server_pids=server.pids, factors=factors,
+                submit_fn=read_project if args.client == "floor" else submit, server_pids=server.pids, factors=factors,
             )  # fmt: skip
             closed.trace_cpu_s = trace_cpu_s(args.request_trace, closed.began, closed.ended)
         else:
@@ -513,7 +518,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="threads per gunicorn worker (default: the config's)")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
-    parser.add_argument("--client", choices=CLIENTS, default="htmx", help="the workspace (htmx) or the REST API")
+    parser.add_argument("--client", choices=CLIENTS, default="htmx", help="workspace (htmx), REST API, or the floor")
     parser.add_argument(
         "--fresh-connections",
         action="store_true",
@@ -549,6 +554,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
         parser.error("--items and --annotators must be at least 1")
+    if args.client == "floor" and not (args.labels_per_client or args.profile):
+        parser.error("--client floor runs the closed loop (--labels-per-client) only")
     if args.labels_per_client and args.threads_client > args.annotators:
         parser.error("--threads-client must be at most --annotators (each client is one annotator)")
     if not args.labels_per_client and args.threads_client >= args.annotators:
@@ -560,7 +567,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error("--peer needs --peer-url, --peer-pid, --peer-password and --labels-per-client")
         load_peer(args)
     elif args.profile:
-        profile(args)
+        profile_api(args) if args.client in ("api", "floor") else profile(args)
     else:
         production = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
         args.worker_class = args.worker_class or production["worker_class"]
