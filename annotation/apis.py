@@ -34,7 +34,6 @@ from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import (
-    assignment_project,
     project_roles,
     projects_for_user,
     rater_payload,
@@ -342,9 +341,8 @@ class AssignmentSubmitApi(APIView):
     def post(self, request, assignment_id: int):
         query = self.Query(data=request.query_params)
         query.is_valid(raise_exception=True)
+        # With its project, which the store (the kind's rules) and the claim after it read.
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
-        # The store reads the item's project (its kind's rules), and the claim after it the project.
-        assignment.project = assignment.item.project = assignment_project(assignment=assignment)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         # Whether a suggestion was visible is what the assignment recorded when it was served.

@@ -116,8 +116,6 @@ SELECT p.*, m.{_M.role} AS member_role, m.{_M.paused} AS member_paused
 FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
 WHERE p.{_P.slug} = %s
 """
-# A project by its id (an API call that starts from an assignment's id).
-PROJECT_BY_ID_SQL = f"SELECT * FROM {_P.table} WHERE {_P.id} = %s"
 # The same with one of the user's assignments in the project and a few of its item's columns (a
 # submit or a skip on a page): one statement, where a read of the assignment would be a second.
 ASSIGNMENT_COLUMNS = ("id", "item", "status", "skip_reason", "suggestion_visible", "created_at", "opened_at",
@@ -135,25 +133,31 @@ WHERE p.{_P.slug} = %s
 
 # One assignment, a few of its item's columns, and whether its annotator may still write in the
 # project (an annotating, unpaused member of a project not archived: annotation.assignments).
-# ``{where}`` is one of the conditions below.
+# ``{where}`` is one of the conditions below; ``{project}`` adds the project's columns (``p_<field>``).
 _ASSIGNMENT_WITH_ITEM = f"""
 SELECT a.*, i.{_I.external_id} AS item_external_id, i.{_I.payload} AS item_payload, \
-i.{_I.gold_value} AS item_gold_value, EXISTS (
+i.{_I.gold_value} AS item_gold_value{{project}}, EXISTS (
     SELECT 1 FROM {_M.table} m JOIN {_P.table} p ON p.{_P.id} = m.{_M.project}
     WHERE m.{_M.project} = a.{_A.project} AND m.{_M.user} = a.{_A.annotator} AND NOT m.{_M.paused}
       AND m.{_M.role} IN ('{Role.ANNOTATOR.value}', '{Role.EXPERT.value}') AND p.{_P.archived_at} IS NULL
 ) AS annotator_may_write
-FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
+FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}{{join}}
 WHERE {{where}}
 ORDER BY a.{_A.created_at}, a.{_A.id}
 LIMIT 1
 """
 CURRENT_ASSIGNMENT_SQL = _ASSIGNMENT_WITH_ITEM.format(
-    where=f"a.{_A.project} = %s AND a.{_A.annotator} = %s AND a.{_A.status} = %s"
+    project="", join="", where=f"a.{_A.project} = %s AND a.{_A.annotator} = %s AND a.{_A.status} = %s"
 )
-ASSIGNMENT_BY_ID_SQL = _ASSIGNMENT_WITH_ITEM.format(where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s")
+PROJECT_FIELDS = tuple(field.name for field in Project._meta.concrete_fields)
+# By id alone (an API call names only the assignment): its project comes in the same row.
+ASSIGNMENT_BY_ID_SQL = _ASSIGNMENT_WITH_ITEM.format(
+    project="".join(f", p.{getattr(_P, name)} AS p_{name}" for name in PROJECT_FIELDS),
+    join=f" JOIN {_P.table} p ON p.{_P.id} = a.{_A.project}",
+    where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s",
+)
 ASSIGNMENT_BY_ID_IN_PROJECT_SQL = _ASSIGNMENT_WITH_ITEM.format(
-    where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
+    project="", join="", where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
 )
 
 # The user's place in their order, whether the member is paused, how many of their holds expired
@@ -328,11 +332,6 @@ def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: in
     return list(Project.objects.raw(PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params))
 
 
-def project_by_id(*, project_id: int) -> Project | None:
-    """The project with this id, read without building a query."""
-    return next(iter(Project.objects.raw(PROJECT_BY_ID_SQL, [project_id])), None)
-
-
 @cache
 def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple[list, Any]]:
     """What the ORM applies to each of these fields' columns as they come from the database."""
@@ -398,9 +397,14 @@ def current_assignment(*, project_id: int, user_id: int) -> Assignment | None:
 
 
 def assignment_by_id(*, assignment_id: int, user_id: int, project_id: int | None = None) -> Assignment | None:
-    """The user's assignment with this id (within the project when one is given), with its item."""
+    """The user's assignment with this id, with its item: within the project when one is given,
+    else with its project (``assignment.project``, ``assignment.item.project``) from the same row."""
     if project_id is None:
-        return _assignment_with_item(ASSIGNMENT_BY_ID_SQL, [assignment_id, user_id])
+        found = _assignment_with_item(ASSIGNMENT_BY_ID_SQL, [assignment_id, user_id])
+        if found is not None:
+            values = {name: getattr(found, f"p_{name}") for name in PROJECT_FIELDS}
+            found.project = found.item.project = from_columns(Project, values)
+        return found
     return _assignment_with_item(ASSIGNMENT_BY_ID_IN_PROJECT_SQL, [assignment_id, user_id, project_id])
 
 
