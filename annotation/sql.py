@@ -4,8 +4,9 @@ Each workspace request runs about a dozen statements. Built by the ORM, every on
 0.3-0.6 ms of Python before it reaches the database, more than the database then spends on it
 (``bench/annotate_load.py --profile``, ``bench/hotpath_sql.py``); sent as written here they cost a
 fifth of that. The statements are kept to SQL that PostgreSQL and SQLite both run; reads that
-return model instances go through ``Model.objects.raw``, which still applies Django's column
-converters.
+return model instances map their rows as ``Model.objects.raw`` does (``instances``: Django's column
+converters, extra columns as attributes), with the mapping of each statement's columns worked out
+once instead of on every call.
 
 Table and column names come from the models' ``_meta`` (``db_table``, ``field.column``), read once
 when this module is imported: a renamed field or table changes the statements with it, and a name
@@ -57,6 +58,54 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def instances(model: type[Model], statement: str, params: list[Any]) -> list[Model]:
+    """The statement's rows as instances of ``model``, as ``model.objects.raw`` gives them: its
+    parameters adapted, the model's columns converted as the ORM converts them (the others left
+    deferred), every other column an attribute as it came."""
+    adapt = connection.ops.adapt_unknown_value
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [adapt(value) for value in params])
+        rows = cursor.fetchall()
+        columns = tuple(column[0] for column in cursor.description) if rows else ()
+    if not rows:
+        return []
+    attnames, fields, extras = _row_mapping(model, columns)
+    found = []
+    for row in rows:
+        values = []
+        for position, converters, column in fields:
+            value = row[position]
+            for converter in converters:
+                value = converter(value, column, connection)
+            values.append(value)
+        instance = model.from_db(connection.alias, attnames, values)
+        for name, position in extras:
+            setattr(instance, name, row[position])
+        found.append(instance)
+    return found
+
+
+def first_instance(model: type[Model], statement: str, params: list[Any]) -> Model | None:
+    return next(iter(instances(model, statement, params)), None)
+
+
+@cache
+def _row_mapping(model: type[models.Model], columns: tuple[str, ...]) -> tuple[list[str], list, list]:
+    """How ``instances`` maps a row of these columns (RawQuerySet's rules, worked out once): the
+    model fields found, in the model's order (``Model.from_db`` takes them so), with each one's
+    position and converters; and the other columns with theirs."""
+    convert = connection.introspection.identifier_converter
+    positions = {convert(column): position for position, column in enumerate(columns)}
+    fields = [field for field in model._meta.concrete_fields if field.column in positions]
+    if model._meta.pk not in fields:
+        raise ValueError(f"a statement read as {model.__name__} must return its primary key")
+    converters = _converters(model, tuple(field.name for field in fields))
+    mapped = [(positions[field.column], *converters[n]) for n, field in enumerate(fields)]
+    known = {field.column for field in model._meta.concrete_fields}
+    extras = [(column, position) for position, column in enumerate(columns) if convert(column) not in known]
+    return [field.attname for field in fields], mapped, extras
 
 
 def for_update() -> str:
@@ -327,9 +376,9 @@ def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: in
     With ``assignment_id``, each row also carries that assignment of the user's in the project, if
     there is one (``assignment_in_row``)."""
     if assignment_id is None:
-        return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
+        return instances(Project, PROJECT_WITH_ROLES_SQL, [user_id, slug])
     params = [user_id, assignment_id, user_id, slug]
-    return list(Project.objects.raw(PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params))
+    return instances(Project, PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params)
 
 
 @cache
@@ -374,7 +423,7 @@ def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
 def _assignment_with_item(statement: str, params: list[Any]) -> Assignment | None:
     """One assignment and its item from one statement. The item's other columns stay deferred (read
     if asked for); its JSON columns come as text and are decoded here."""
-    found = next(iter(Assignment.objects.raw(statement, params)), None)
+    found = first_instance(Assignment, statement, params)
     if found is None:
         return None
     found.item = Item.from_db(
@@ -453,7 +502,7 @@ def annotator_count_expired(*, project_id: int, user_id: int, holds: int) -> Non
 def next_open_item(*, project_id: int, cursor: int, user_id: int, wrapped: bool) -> Item | None:
     """The first open item the user has not had after the key ``cursor`` (up to it when ``wrapped``)."""
     statement = NEXT_OPEN_UP_TO_SQL if wrapped else NEXT_OPEN_AFTER_SQL
-    return next(iter(Item.objects.raw(statement, [project_id, cursor, user_id])), None)
+    return first_instance(Item, statement, [project_id, cursor, user_id])
 
 
 def next_in_blocks(
@@ -462,7 +511,7 @@ def next_in_blocks(
     """The first open item the user has not had in the first of ``blocks`` ([low, high) key ranges)
     that has one, the lowest by ``(key mod MIX_MODULUS * mix[0] + mix[1]) mod MIX_MODULUS`` there."""
     params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
-    return next(iter(Item.objects.raw(next_in_blocks_sql(len(blocks)), params)), None)
+    return first_instance(Item, next_in_blocks_sql(len(blocks)), params)
 
 
 def take_in_blocks(
@@ -471,7 +520,7 @@ def take_in_blocks(
     """``next_in_blocks``'s item with one more annotator counted on it (``item_take_place``), or None
     when there was none or its last place went to someone else first: ask ``next_in_blocks`` which."""
     params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
-    return next(iter(Item.objects.raw(take_in_blocks_sql(len(blocks)), [overlap, *params, overlap])), None)
+    return first_instance(Item, take_in_blocks_sql(len(blocks)), [overlap, *params, overlap])
 
 
 def item_take_place(*, item_id: int, overlap: int) -> bool:
@@ -544,4 +593,4 @@ def available_counts(*, project_id: int, user_id: int, held_before: datetime) ->
 def session_user(user_id: Any) -> Any:
     """The user with this primary key, or None."""
     users = get_user_model()
-    return next(iter(users._default_manager.raw(session_user_sql(), [user_id])), None)
+    return first_instance(users, session_user_sql(), [user_id])
