@@ -395,18 +395,26 @@ def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple
 def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
     """An instance of ``model`` from columns read outside its own query, by field name, converted as
     the ORM converts them (datetimes and booleans on SQLite, JSON on both)."""
-    # Model.from_db takes the values in the order of the model's fields.
-    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
-    values = dict(sorted(values.items(), key=lambda pair: order[pair[0]]))
-    names = tuple(values)
+    attnames, order = _columns_plan(model, tuple(values))
+    given = list(values.values())
     row = []
-    for (converters, column), value in zip(_converters(model, names), values.values(), strict=True):
+    for position, converters, column in order:
+        value = given[position]
         for converter in converters:
             value = converter(value, column, connection)
         row.append(value)
-    return model.from_db(
-        connection.alias, [cast("models.Field", model._meta.get_field(name)).attname for name in names], row
-    )
+    return model.from_db(connection.alias, attnames, row)
+
+
+@cache
+def _columns_plan(model: type[models.Model], names: tuple[str, ...]) -> tuple[list[str], list]:
+    """For ``from_columns``: the fields' attribute names in the model's order (``Model.from_db``
+    takes them so), and for each the position of its value among ``names`` and its converters."""
+    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
+    ordered = sorted(names, key=order.__getitem__)
+    converters = _converters(model, tuple(ordered))
+    attnames = [cast("models.Field", model._meta.get_field(name)).attname for name in ordered]
+    return attnames, [(names.index(name), *converters[n]) for n, name in enumerate(ordered)]
 
 
 def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
