@@ -25,6 +25,7 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 
     python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...] [--client api]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
+    python bench/annotate_load.py --profile 800 --client api   # in-process: the API submit's CPU, part by part
     python bench/annotate_load.py --labels-per-client 100 --threads-client 8 --annotators 8 --client api
     python bench/annotate_load.py --labels-per-client 100 --threads-client 8 \
         --peer doccano --peer-url http://127.0.0.1:PORT --peer-pid PID --peer-password PASSWORD

@@ -7,8 +7,8 @@ Each request goes straight into the WSGI application gunicorn serves (``config.w
 read and closed as gunicorn does, so Django's request signals run too; only gunicorn's own work
 (the socket, parsing the request, writing the answer) is missing. Rounds alternate: a bare one
 gives the thread's CPU per request; an instrumented one splits it, each part's own CPU (what it
-spent less the parts inside it) from ``time.thread_time`` around the functions named in
-``parts()``.
+spent less the parts inside it) from ``time.thread_time`` around the functions that
+``instrumented`` names.
 """
 
 from __future__ import annotations
