@@ -34,7 +34,6 @@ from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import (
-    assignment_project,
     project_roles,
     projects_for_user,
     rater_payload,
@@ -338,25 +337,49 @@ class AssignmentSubmitApi(APIView):
             required=False, default=False, help_text="Also claim your next item and answer it as `next`."
         )
 
+    @classmethod
+    def read_query(cls, params) -> dict:
+        """``Query``'s validated data; a plain ``next`` of one of DRF's boolean spellings is read
+        directly, since every label sends one (anything else goes through ``Query``)."""
+        raw = params.get("next")
+        if raw is None or raw in serializers.BooleanField.FALSE_VALUES:
+            return {"next": False}
+        if raw in serializers.BooleanField.TRUE_VALUES:
+            return {"next": True}
+        query = cls.Query(data=params)
+        query.is_valid(raise_exception=True)
+        return query.validated_data
+
+    @classmethod
+    def read_input(cls, data) -> dict:
+        """``Input``'s validated data. A JSON object with a value and an idempotency key that
+        ``Input`` would take as it is (none, or text of 1 to 100 characters without surrounding
+        space or NUL; the parser already refused unpaired surrogates) is read directly, without the
+        serializer's walk; anything else goes through ``Input``, which refuses it or cleans it."""
+        if type(data) is dict and data.get("value") is not None:
+            key = data.get("idempotency_key")
+            if key is None or (type(key) is str and 0 < len(key) <= 100 and key.strip() == key and "\x00" not in key):
+                return {"value": data["value"], "idempotency_key": key}
+        checked = cls.Input(data=data)
+        checked.is_valid(raise_exception=True)
+        return checked.validated_data
+
     @extend_schema(request=Input, parameters=[Query], responses={201: SubmittedAndNextOutput})
     def post(self, request, assignment_id: int):
-        query = self.Query(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = self.read_query(request.query_params)
+        # With its project, which the store (the kind's rules) and the claim after it read.
         assignment = assignment_for_user(assignment_id=assignment_id, user=request.user)
-        # The store reads the item's project (its kind's rules), and the claim after it the project.
-        assignment.project = assignment.item.project = assignment_project(assignment=assignment)
-        data = self.Input(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = self.read_input(request.data)
         # Whether a suggestion was visible is what the assignment recorded when it was served.
         annotation = assignment_submit(
             assignment=assignment,
-            value=data.validated_data["value"],
-            idempotency_key=data.validated_data["idempotency_key"],
+            value=data["value"],
+            idempotency_key=data["idempotency_key"],
             source=Annotation.Source.API,
         )
         annotation.rater_assignment = assignment.pk  # type: ignore[attr-defined]  # as visible_annotations annotates
         body = rater_annotation_data(annotation)
-        if query.validated_data["next"]:
+        if query["next"]:
             # The submit checked the user may write here (an annotating, unpaused member, the project
             # not archived): the claim that follows is theirs to make. A first answer ended their one
             # hold; a repeated submit (the same key) or an edit serves the item they hold, if any.

@@ -444,7 +444,8 @@ def assignment_id_possible(assignment_id: int) -> bool:
 
 
 def assignment_for_user(*, assignment_id: int, user, project: Project | None = None) -> Assignment:
-    """The user's own assignment (any status), within ``project`` when one is given."""
+    """The user's own assignment (any status), within ``project`` when one is given; without one,
+    the assignment's project comes with it (``assignment.project``), read by the same statement."""
     if not assignment_id_possible(assignment_id):
         raise NotAssigned(NOT_YOUR_ASSIGNMENT)
     project_id = None if project is None else project.pk

@@ -204,14 +204,6 @@ def member_share(*, project: Project, size: ProjectSize, roles: Iterable[str]) -
     return size.share(overlap=project.overlap) if Role.ANNOTATOR in roles else 0
 
 
-def assignment_project(*, assignment: Assignment) -> Project:
-    """The assignment's project, by one written-out statement: an API submit that claims the next
-    item asks on every call, and the ORM's lazy read builds its query each time."""
-    project = sql.project_by_id(project_id=assignment.project_id)
-    assert project is not None  # an assignment's project is never deleted before it
-    return project
-
-
 def held_before() -> datetime:
     """Holds opened before this moment have expired (CONCORD_HOLD_SECONDS)."""
     return timezone.now() - timedelta(seconds=settings.CONCORD_HOLD_SECONDS)

@@ -4,8 +4,9 @@ Each workspace request runs about a dozen statements. Built by the ORM, every on
 0.3-0.6 ms of Python before it reaches the database, more than the database then spends on it
 (``bench/annotate_load.py --profile``, ``bench/hotpath_sql.py``); sent as written here they cost a
 fifth of that. The statements are kept to SQL that PostgreSQL and SQLite both run; reads that
-return model instances go through ``Model.objects.raw``, which still applies Django's column
-converters.
+return model instances map their rows as ``Model.objects.raw`` does (``instances``: Django's column
+converters, extra columns as attributes), with the mapping of each statement's columns worked out
+once instead of on every call.
 
 Table and column names come from the models' ``_meta`` (``db_table``, ``field.column``), read once
 when this module is imported: a renamed field or table changes the statements with it, and a name
@@ -57,6 +58,54 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def instances(model: type[Model], statement: str, params: list[Any]) -> list[Model]:
+    """The statement's rows as instances of ``model``, as ``model.objects.raw`` gives them: its
+    parameters adapted, the model's columns converted as the ORM converts them (the others left
+    deferred), every other column an attribute as it came."""
+    adapt = connection.ops.adapt_unknown_value
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [adapt(value) for value in params])
+        rows = cursor.fetchall()
+        columns = tuple(column[0] for column in cursor.description) if rows else ()
+    if not rows:
+        return []
+    attnames, fields, extras = _row_mapping(model, columns)
+    found = []
+    for row in rows:
+        values = []
+        for position, converters, column in fields:
+            value = row[position]
+            for converter in converters:
+                value = converter(value, column, connection)
+            values.append(value)
+        instance = model.from_db(connection.alias, attnames, values)
+        for name, position in extras:
+            setattr(instance, name, row[position])
+        found.append(instance)
+    return found
+
+
+def first_instance(model: type[Model], statement: str, params: list[Any]) -> Model | None:
+    return next(iter(instances(model, statement, params)), None)
+
+
+@cache
+def _row_mapping(model: type[models.Model], columns: tuple[str, ...]) -> tuple[list[str], list, list]:
+    """How ``instances`` maps a row of these columns (RawQuerySet's rules, worked out once): the
+    model fields found, in the model's order (``Model.from_db`` takes them so), with each one's
+    position and converters; and the other columns with theirs."""
+    convert = connection.introspection.identifier_converter
+    positions = {convert(column): position for position, column in enumerate(columns)}
+    fields = [field for field in model._meta.concrete_fields if field.column in positions]
+    if model._meta.pk not in fields:
+        raise ValueError(f"a statement read as {model.__name__} must return its primary key")
+    converters = _converters(model, tuple(field.name for field in fields))
+    mapped = [(positions[field.column], *converters[n]) for n, field in enumerate(fields)]
+    known = {field.column for field in model._meta.concrete_fields}
+    extras = [(column, position) for position, column in enumerate(columns) if convert(column) not in known]
+    return [field.attname for field in fields], mapped, extras
 
 
 def for_update() -> str:
@@ -116,8 +165,6 @@ SELECT p.*, m.{_M.role} AS member_role, m.{_M.paused} AS member_paused
 FROM {_P.table} p LEFT JOIN {_M.table} m ON m.{_M.project} = p.{_P.id} AND m.{_M.user} = %s
 WHERE p.{_P.slug} = %s
 """
-# A project by its id (an API call that starts from an assignment's id).
-PROJECT_BY_ID_SQL = f"SELECT * FROM {_P.table} WHERE {_P.id} = %s"
 # The same with one of the user's assignments in the project and a few of its item's columns (a
 # submit or a skip on a page): one statement, where a read of the assignment would be a second.
 ASSIGNMENT_COLUMNS = ("id", "item", "status", "skip_reason", "suggestion_visible", "created_at", "opened_at",
@@ -135,25 +182,31 @@ WHERE p.{_P.slug} = %s
 
 # One assignment, a few of its item's columns, and whether its annotator may still write in the
 # project (an annotating, unpaused member of a project not archived: annotation.assignments).
-# ``{where}`` is one of the conditions below.
+# ``{where}`` is one of the conditions below; ``{project}`` adds the project's columns (``p_<field>``).
 _ASSIGNMENT_WITH_ITEM = f"""
 SELECT a.*, i.{_I.external_id} AS item_external_id, i.{_I.payload} AS item_payload, \
-i.{_I.gold_value} AS item_gold_value, EXISTS (
+i.{_I.gold_value} AS item_gold_value{{project}}, EXISTS (
     SELECT 1 FROM {_M.table} m JOIN {_P.table} p ON p.{_P.id} = m.{_M.project}
     WHERE m.{_M.project} = a.{_A.project} AND m.{_M.user} = a.{_A.annotator} AND NOT m.{_M.paused}
       AND m.{_M.role} IN ('{Role.ANNOTATOR.value}', '{Role.EXPERT.value}') AND p.{_P.archived_at} IS NULL
 ) AS annotator_may_write
-FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}
+FROM {_A.table} a JOIN {_I.table} i ON i.{_I.id} = a.{_A.item}{{join}}
 WHERE {{where}}
 ORDER BY a.{_A.created_at}, a.{_A.id}
 LIMIT 1
 """
 CURRENT_ASSIGNMENT_SQL = _ASSIGNMENT_WITH_ITEM.format(
-    where=f"a.{_A.project} = %s AND a.{_A.annotator} = %s AND a.{_A.status} = %s"
+    project="", join="", where=f"a.{_A.project} = %s AND a.{_A.annotator} = %s AND a.{_A.status} = %s"
 )
-ASSIGNMENT_BY_ID_SQL = _ASSIGNMENT_WITH_ITEM.format(where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s")
+PROJECT_FIELDS = tuple(field.name for field in Project._meta.concrete_fields)
+# By id alone (an API call names only the assignment): its project comes in the same row.
+ASSIGNMENT_BY_ID_SQL = _ASSIGNMENT_WITH_ITEM.format(
+    project="".join(f", p.{getattr(_P, name)} AS p_{name}" for name in PROJECT_FIELDS),
+    join=f" JOIN {_P.table} p ON p.{_P.id} = a.{_A.project}",
+    where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s",
+)
 ASSIGNMENT_BY_ID_IN_PROJECT_SQL = _ASSIGNMENT_WITH_ITEM.format(
-    where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
+    project="", join="", where=f"a.{_A.id} = %s AND a.{_A.annotator} = %s AND a.{_A.project} = %s"
 )
 
 # The user's place in their order, whether the member is paused, how many of their holds expired
@@ -323,14 +376,9 @@ def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: in
     With ``assignment_id``, each row also carries that assignment of the user's in the project, if
     there is one (``assignment_in_row``)."""
     if assignment_id is None:
-        return list(Project.objects.raw(PROJECT_WITH_ROLES_SQL, [user_id, slug]))
+        return instances(Project, PROJECT_WITH_ROLES_SQL, [user_id, slug])
     params = [user_id, assignment_id, user_id, slug]
-    return list(Project.objects.raw(PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params))
-
-
-def project_by_id(*, project_id: int) -> Project | None:
-    """The project with this id, read without building a query."""
-    return next(iter(Project.objects.raw(PROJECT_BY_ID_SQL, [project_id])), None)
+    return instances(Project, PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params)
 
 
 @cache
@@ -347,18 +395,26 @@ def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple
 def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
     """An instance of ``model`` from columns read outside its own query, by field name, converted as
     the ORM converts them (datetimes and booleans on SQLite, JSON on both)."""
-    # Model.from_db takes the values in the order of the model's fields.
-    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
-    values = dict(sorted(values.items(), key=lambda pair: order[pair[0]]))
-    names = tuple(values)
+    attnames, order = _columns_plan(model, tuple(values))
+    given = list(values.values())
     row = []
-    for (converters, column), value in zip(_converters(model, names), values.values(), strict=True):
+    for position, converters, column in order:
+        value = given[position]
         for converter in converters:
             value = converter(value, column, connection)
         row.append(value)
-    return model.from_db(
-        connection.alias, [cast("models.Field", model._meta.get_field(name)).attname for name in names], row
-    )
+    return model.from_db(connection.alias, attnames, row)
+
+
+@cache
+def _columns_plan(model: type[models.Model], names: tuple[str, ...]) -> tuple[list[str], list]:
+    """For ``from_columns``: the fields' attribute names in the model's order (``Model.from_db``
+    takes them so), and for each the position of its value among ``names`` and its converters."""
+    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
+    ordered = sorted(names, key=order.__getitem__)
+    converters = _converters(model, tuple(ordered))
+    attnames = [cast("models.Field", model._meta.get_field(name)).attname for name in ordered]
+    return attnames, [(names.index(name), *converters[n]) for n, name in enumerate(ordered)]
 
 
 def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
@@ -375,7 +431,7 @@ def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:
 def _assignment_with_item(statement: str, params: list[Any]) -> Assignment | None:
     """One assignment and its item from one statement. The item's other columns stay deferred (read
     if asked for); its JSON columns come as text and are decoded here."""
-    found = next(iter(Assignment.objects.raw(statement, params)), None)
+    found = first_instance(Assignment, statement, params)
     if found is None:
         return None
     found.item = Item.from_db(
@@ -398,9 +454,14 @@ def current_assignment(*, project_id: int, user_id: int) -> Assignment | None:
 
 
 def assignment_by_id(*, assignment_id: int, user_id: int, project_id: int | None = None) -> Assignment | None:
-    """The user's assignment with this id (within the project when one is given), with its item."""
+    """The user's assignment with this id, with its item: within the project when one is given,
+    else with its project (``assignment.project``, ``assignment.item.project``) from the same row."""
     if project_id is None:
-        return _assignment_with_item(ASSIGNMENT_BY_ID_SQL, [assignment_id, user_id])
+        found = _assignment_with_item(ASSIGNMENT_BY_ID_SQL, [assignment_id, user_id])
+        if found is not None:
+            values = {name: getattr(found, f"p_{name}") for name in PROJECT_FIELDS}
+            found.project = found.item.project = from_columns(Project, values)
+        return found
     return _assignment_with_item(ASSIGNMENT_BY_ID_IN_PROJECT_SQL, [assignment_id, user_id, project_id])
 
 
@@ -449,7 +510,7 @@ def annotator_count_expired(*, project_id: int, user_id: int, holds: int) -> Non
 def next_open_item(*, project_id: int, cursor: int, user_id: int, wrapped: bool) -> Item | None:
     """The first open item the user has not had after the key ``cursor`` (up to it when ``wrapped``)."""
     statement = NEXT_OPEN_UP_TO_SQL if wrapped else NEXT_OPEN_AFTER_SQL
-    return next(iter(Item.objects.raw(statement, [project_id, cursor, user_id])), None)
+    return first_instance(Item, statement, [project_id, cursor, user_id])
 
 
 def next_in_blocks(
@@ -458,7 +519,7 @@ def next_in_blocks(
     """The first open item the user has not had in the first of ``blocks`` ([low, high) key ranges)
     that has one, the lowest by ``(key mod MIX_MODULUS * mix[0] + mix[1]) mod MIX_MODULUS`` there."""
     params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
-    return next(iter(Item.objects.raw(next_in_blocks_sql(len(blocks)), params)), None)
+    return first_instance(Item, next_in_blocks_sql(len(blocks)), params)
 
 
 def take_in_blocks(
@@ -467,7 +528,7 @@ def take_in_blocks(
     """``next_in_blocks``'s item with one more annotator counted on it (``item_take_place``), or None
     when there was none or its last place went to someone else first: ask ``next_in_blocks`` which."""
     params = [value for low, high in blocks for value in (project_id, low, high, user_id, *mix)]
-    return next(iter(Item.objects.raw(take_in_blocks_sql(len(blocks)), [overlap, *params, overlap])), None)
+    return first_instance(Item, take_in_blocks_sql(len(blocks)), [overlap, *params, overlap])
 
 
 def item_take_place(*, item_id: int, overlap: int) -> bool:
@@ -540,4 +601,4 @@ def available_counts(*, project_id: int, user_id: int, held_before: datetime) ->
 def session_user(user_id: Any) -> Any:
     """The user with this primary key, or None."""
     users = get_user_model()
-    return next(iter(users._default_manager.raw(session_user_sql(), [user_id])), None)
+    return first_instance(users, session_user_sql(), [user_id])

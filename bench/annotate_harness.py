@@ -521,6 +521,14 @@ def submit(client: Client, annotator: Annotator, rng: random.Random, factors: tu
     read_item(annotator, status, page)  # the answer is the next item, as the workspace swaps it in
 
 
+def read_project(client: Client, annotator: Annotator, rng: random.Random, factors: tuple[str, ...]) -> None:
+    """The floor (``--client floor``): the cheapest authenticated API read, the project and the
+    caller's roles; it stores nothing."""
+    status, _ = client.send(annotator, "GET", f"/api/projects/{SLUG}/")
+    if status != 200:
+        raise HttpError(f"HTTP {status}")
+
+
 def open_all(client: Client, annotators: list[Annotator], threads: int) -> list[float]:
     """Open every annotator's workspace once (their first claim); the seconds of each visit.
 

@@ -25,6 +25,7 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 
     python bench/annotate_load.py [--items 100000] [--annotators 1000] [--rates 50,100,...] [--client api]
     python bench/annotate_load.py --profile 200     # in-process: SQL queries and hot spots, no server
+    python bench/annotate_load.py --profile 800 --client api   # in-process: the API submit's CPU, part by part
     python bench/annotate_load.py --labels-per-client 100 --threads-client 8 --annotators 8 --client api
     python bench/annotate_load.py --labels-per-client 100 --threads-client 8 \
         --peer doccano --peer-url http://127.0.0.1:PORT --peer-pid PID --peer-password PASSWORD
@@ -34,7 +35,9 @@ when not given), and ``cpu_ms`` per label is the server's CPU over the submits a
 counted), and the server's CPU per label is read from /proc for all its processes, beside the
 request trace's. With ``--peer doccano`` the same closed loop runs against a doccano server already
 started on this machine (bench/annotate_peers.py), its CPU read the same way from ``--peer-pid``
-and that process's workers; Concord is not started then. Its last line is ``RESULT server=<name>
+and that process's workers; Concord is not started then. ``--peer-requests one`` (the default)
+sends one request per doccano label (its POST; the example ids listed at set-up), ``ui`` the two
+its annotation page sends (the next example's GET, then the POST). Its last line is ``RESULT server=<name>
 labels_per_s=<n> label_p95_ms=<n> server_cpu_ms_per_label=<n> cpu_ms_per_label=<n>`` (the trace's
 figure; nan for a peer).
 
@@ -87,13 +90,15 @@ from bench.annotate_harness import (  # noqa: E402
     prepare_annotators,
     prepare_project,
     print_host_speed,
+    read_project,
     reset_work,
     start_sessions,
     start_tokens,
     submit,
 )
-from bench.annotate_peers import PEERS, load_peer  # noqa: E402
+from bench.annotate_peers import PEER_REQUESTS, PEERS, load_peer  # noqa: E402
 from bench.annotate_profile import profile  # noqa: E402
+from bench.annotate_profile_api import profile_api  # noqa: E402
 from bench.common import setup_django  # noqa: E402
 
 THRESHOLD_MS = 50.0
@@ -105,7 +110,10 @@ GRACE_S = 2.0
 GIVE_UP_RATIO = 0.8
 GIVE_UP_P95_MS = 20 * THRESHOLD_MS
 
-CLIENTS = ("htmx", "api")
+#: ``floor`` (closed loop only): each "label" is the cheapest authenticated API read, GET
+#: /api/projects/<slug>/ (the project and the caller's roles): what the server spends per request
+#: on the framework and its start command alone.
+CLIENTS = ("htmx", "api", "floor")
 
 
 # -- one load step --------------------------------------------------------------------------------
@@ -420,7 +428,7 @@ def load(args: argparse.Namespace) -> None:
         print(f"cleared the annotations, assignments and cursors of an earlier run ({removed} annotations)")
     annotators = [Annotator(name) for name in names]
     started = time.perf_counter()
-    if args.client == "api":
+    if args.client in ("api", "floor"):
         start_tokens(annotators)
         print(f"made {len(annotators)} API tokens in {time.perf_counter() - started:.1f} s")
     else:
@@ -456,7 +464,7 @@ def load(args: argparse.Namespace) -> None:
         if args.labels_per_client:
             closed = run_closed(
                 client, annotators[: args.threads_client], labels_each=args.labels_per_client, next_fn=next_item,
-                submit_fn=submit, server_pids=server.pids, factors=factors,
+                submit_fn=read_project if args.client == "floor" else submit, server_pids=server.pids, factors=factors,
             )  # fmt: skip
             closed.trace_cpu_s = trace_cpu_s(args.request_trace, closed.began, closed.ended)
         else:
@@ -511,7 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes (default: the config's)")
     parser.add_argument("--threads", type=int, default=None, help="threads per gunicorn worker (default: the config's)")
     parser.add_argument("--threads-client", type=int, default=32, help="load generator threads")
-    parser.add_argument("--client", choices=CLIENTS, default="htmx", help="the workspace (htmx) or the REST API")
+    parser.add_argument("--client", choices=CLIENTS, default="htmx", help="workspace (htmx), REST API, or the floor")
     parser.add_argument(
         "--fresh-connections",
         action="store_true",
@@ -538,9 +546,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peer-pid", type=int, default=0, help="the peer's server process (its CPU is read)")
     parser.add_argument("--peer-user", default="admin", help="the peer's admin account (sets up the project)")
     parser.add_argument("--peer-password", default="", help="that account's password")
+    parser.add_argument(
+        "--peer-requests",
+        choices=PEER_REQUESTS,
+        default="one",
+        help="one request per label (the answer's POST; example ids listed at set-up) or the two its UI sends",
+    )
     args = parser.parse_args(argv)
     if args.items < 1 or args.annotators < 1:
         parser.error("--items and --annotators must be at least 1")
+    if args.client == "floor" and not (args.labels_per_client or args.profile):
+        parser.error("--client floor runs the closed loop (--labels-per-client) only")
     if args.labels_per_client and args.threads_client > args.annotators:
         parser.error("--threads-client must be at most --annotators (each client is one annotator)")
     if not args.labels_per_client and args.threads_client >= args.annotators:
@@ -552,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error("--peer needs --peer-url, --peer-pid, --peer-password and --labels-per-client")
         load_peer(args)
     elif args.profile:
-        profile(args)
+        profile_api(args) if args.client in ("api", "floor") else profile(args)
     else:
         production = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
         args.worker_class = args.worker_class or production["worker_class"]

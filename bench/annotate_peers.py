@@ -28,6 +28,10 @@ from bench.annotate_harness import (
 PEERS = ("doccano",)
 PEER_PASSWORD = "bench-annotate-peer-password"
 PEER_LABELS = ("0", "1", "2")
+#: What a doccano label costs its client (``--peer-requests``): ``one`` request (the category's POST,
+#: the annotator's example ids listed once at set-up, not measured), or the two its annotation page
+#: sends (``ui``: the next example's GET, then the POST).
+PEER_REQUESTS = ("one", "ui")
 
 
 class DoccanoPeer:
@@ -37,19 +41,24 @@ class DoccanoPeer:
     one category type per score, and ``annotators`` accounts with the annotator role, each signed in
     once for a token. A label is then two requests, since doccano answers a label with the label
     alone: ``GET /v1/projects/<id>/examples?limit=1&offset=<n>`` (the annotator's next example, as
-    its page fetches one) and ``POST /v1/projects/<id>/examples/<example>/categories``. Every
-    annotator labels the examples in order (doccano has no assignment of items to people).
+    its page fetches one) and ``POST /v1/projects/<id>/examples/<example>/categories``. With
+    ``requests="one"`` each annotator lists the project's example ids once at set-up and a label is
+    the POST alone: the server's least work per label. Every annotator labels the examples in order
+    (doccano has no assignment of items to people).
     """
 
-    def __init__(self, url: str, user: str, password: str) -> None:
+    def __init__(self, url: str, user: str, password: str, requests: str = "ui") -> None:
         found = re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\d+)/?", url)
         if found is None:
             raise SystemExit("--peer-url must be http://127.0.0.1:PORT (a server on this machine)")
         self.host, self.port = found.group(1), int(found.group(2))
         self.user, self.password = user, password
+        self.requests = requests
         self.admin = ""
         self.project_id = 0
         self.label_ids: list[int] = []
+        #: Each annotator's example ids in labelling order (``requests="one"``), by username.
+        self.example_ids: dict[str, list[int]] = {}
 
     def call(self, method: str, path: str, token: str = "", body: Any = None) -> tuple[int, Any]:
         conn = http.client.HTTPConnection(self.host, self.port, timeout=HTTP_TIMEOUT_S * 3)
@@ -114,6 +123,12 @@ class DoccanoPeer:
             if status != 201:
                 raise SystemExit(f"doccano: adding {name} to the project answered HTTP {status}: {answer}")
             people.append(Annotator(name, token=self.login(name, PEER_PASSWORD)))
+        if self.requests == "one":
+            for person in people:
+                status, answer = self.call("GET", f"{base}/examples?limit={examples}&offset=0", person.token)
+                if status != 200 or len(answer["results"]) != examples:
+                    raise SystemExit(f"doccano: listing the examples answered HTTP {status}: {answer}")
+                self.example_ids[person.username] = [int(example["id"]) for example in answer["results"]]
         self.admin = admin
         return people
 
@@ -122,6 +137,13 @@ class DoccanoPeer:
             self.call("DELETE", "/v1/projects", self.admin, {"ids": [self.project_id]})
 
     def next_item(self, client: Client, annotator: Annotator) -> None:
+        if self.requests == "one":  # the ids were listed at set-up: no request
+            ids = self.example_ids[annotator.username]
+            if annotator.labelled >= len(ids):
+                annotator.done, annotator.assignment_id = True, None
+            else:
+                annotator.assignment_id = ids[annotator.labelled]
+            return
         path = f"/v1/projects/{self.project_id}/examples?limit=1&offset={annotator.labelled}"
         status, body = client.send(annotator, "GET", path, headers={"Authorization": f"Token {annotator.token}"})
         if status != 200:
@@ -140,15 +162,18 @@ class DoccanoPeer:
         if status != 201:
             raise HttpError(f"HTTP {status}")
         annotator.labelled += 1
-        annotator.assignment_id = None  # doccano answers the label alone: the next example is asked for
+        annotator.assignment_id = None  # doccano answers the label alone: the next example is looked up
 
 
 def load_peer(args: argparse.Namespace) -> None:
     """The closed-loop workload against a peer already serving on this machine (``--peer-url``),
     its server's CPU read from /proc for ``--peer-pid`` and that process's workers."""
-    print(f"peer: {args.peer} at {args.peer_url} (server pid {args.peer_pid}); load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"peer: {args.peer} at {args.peer_url} (server pid {args.peer_pid}), {args.peer_requests} request(s) "
+        f"per label; load average {os.getloadavg()[0]:.2f}"
+    )
     print_host_speed()
-    peer = DoccanoPeer(args.peer_url, args.peer_user, args.peer_password)
+    peer = DoccanoPeer(args.peer_url, args.peer_user, args.peer_password, args.peer_requests)
     started = time.perf_counter()
     examples = CLOSED_WARMUP_LABELS + args.labels_per_client + 1
     annotators = peer.setup(annotators=args.threads_client, examples=examples)
@@ -161,4 +186,4 @@ def load_peer(args: argparse.Namespace) -> None:
         )  # fmt: skip
     finally:
         peer.teardown()
-    report_closed(run, args.peer)
+    report_closed(run, f"{args.peer}-{args.peer_requests}")

@@ -24,10 +24,10 @@ SCORES = COPA.example_value()["scores"]
 #: Statements of one submit that serves the next item: the project, roles and assignment (1), close
 #: and store (2), the user's place with their progress (1), find and take the next item (1), record
 #: the claim and move the place on (2); the session user (1) on the page. The API reads the token
-#: with its user (1), the assignment (1) and its project (1) instead of the page's first two. A shown
-#: suggestion adds one: found once when the item is claimed.
+#: with its user (1) and the assignment with its project (1) instead of the page's first two. A
+#: shown suggestion adds one: found once when the item is claimed.
 PAGE_SUBMIT_STATEMENTS = {SuggestionExposure.HIDDEN: 8, SuggestionExposure.SHOWN: 9}
-API_SUBMIT_STATEMENTS = {SuggestionExposure.HIDDEN: 9, SuggestionExposure.SHOWN: 10}
+API_SUBMIT_STATEMENTS = {SuggestionExposure.HIDDEN: 8, SuggestionExposure.SHOWN: 9}
 TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT", "BEGIN", "COMMIT")
 
 

@@ -2,9 +2,11 @@
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.http import QueryDict
+from rest_framework.exceptions import ValidationError
 
 from annotation.access import NEEDS_ROLES
-from annotation.apis import AssignmentOutput, RaterAnnotationOutput
+from annotation.apis import AssignmentOutput, AssignmentSubmitApi, RaterAnnotationOutput
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Assignment, Item, Project, Role
@@ -262,3 +264,60 @@ class HotPathOutputTests:
         annotation.rater_assignment = first["id"]
         assert {k: v for k, v in body.items() if k != "next"} == RaterAnnotationOutput(annotation).data
         assert body["next"] == AssignmentOutput(body["next"]).data
+
+
+class SubmitInputReadTests:
+    """A submit's body and ``next`` flag are read without the serializers where these would take them
+    as they are: what is read is what ``Input`` and ``Query`` give, and everything else still gets
+    their answer."""
+
+    KEYS = ["k-1", "x" * 100, "x" * 101, " padded ", "", "a\x00b", 7, True, None, ["k"]]
+
+    @pytest.mark.parametrize("key", KEYS)
+    def test_a_body_reads_as_the_input_serializer_reads_it(self, key):
+        body = {"value": {"scores": {"CT": 1}}, "idempotency_key": key, "extra": 1}
+        checked = AssignmentSubmitApi.Input(data=body)
+        if checked.is_valid():
+            assert AssignmentSubmitApi.read_input(body) == checked.validated_data
+        else:
+            with pytest.raises(ValidationError) as refused:
+                AssignmentSubmitApi.read_input(body)
+            assert refused.value.detail == checked.errors
+
+    @pytest.mark.parametrize("body", [{}, {"value": None}, {"value": 0}, {"value": False, "idempotency_key": "k"}])
+    def test_a_missing_or_null_value_reads_as_the_input_serializer_reads_it(self, body):
+        checked = AssignmentSubmitApi.Input(data=body)
+        if checked.is_valid():
+            assert AssignmentSubmitApi.read_input(body) == checked.validated_data
+        else:
+            with pytest.raises(ValidationError):
+                AssignmentSubmitApi.read_input(body)
+
+    @pytest.mark.parametrize("query", ["", "next=true", "next=1", "next=yes", "next=false", "next=0", "next=",
+                                       "next=maybe", "next=false&next=true", "other=1"])  # fmt: skip
+    def test_the_next_flag_reads_as_the_query_serializer_reads_it(self, query):
+        params = QueryDict(query)
+        checked = AssignmentSubmitApi.Query(data=params)
+        if checked.is_valid():
+            assert AssignmentSubmitApi.read_query(params) == checked.validated_data
+        else:
+            with pytest.raises(ValidationError):
+                AssignmentSubmitApi.read_query(params)
+
+    def test_a_key_with_surrounding_space_is_stored_as_the_serializer_cleans_it(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        url = f"/api/assignments/{first['id']}/submit/?next=true"
+        response = client.post(url, {"value": COPA.example_value(), "idempotency_key": "  k-2 "}, format="json")
+        assert response.status_code == 201
+        assert Annotation.objects.get(pk=response.json()["id"]).idempotency_key == "k-2"
+
+    def test_a_key_over_its_length_is_400_naming_it_and_stores_nothing(self, world):
+        _, people = world
+        client = client_for(people["ann1"])
+        first = client.post("/api/projects/main/assignments/next/").json()
+        url = f"/api/assignments/{first['id']}/submit/?next=true"
+        response = client.post(url, {"value": COPA.example_value(), "idempotency_key": "k" * 101}, format="json")
+        assert response.status_code == 400 and response.json()["errors"][0]["field"] == "idempotency_key"
+        assert not Annotation.objects.exists()

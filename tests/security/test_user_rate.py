@@ -4,6 +4,7 @@ rate's period, refused with 429 and Retry-After past the limit, per user."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from config.api_limits import UserRateThrottle
 from tests.api.conftest import client_for
@@ -45,3 +46,31 @@ class UserRateThrottleTests:
             api.get("/api/projects/")
         clock[0] += 50.0
         assert api.get("/api/projects/").status_code == 200
+
+
+@pytest.fixture
+def two_hundred_a_minute(monkeypatch):
+    """A rate counted in batches of two (config.api_limits.BATCH_SHARE), this process's batches empty."""
+    monkeypatch.setitem(UserRateThrottle.THROTTLE_RATES, "user", "200/minute")
+    monkeypatch.setattr(UserRateThrottle, "_window", -1)
+
+
+class BatchedCountTests:
+    def test_a_process_adds_its_requests_in_batches_and_still_stops_at_the_rate(
+        self, make_user, two_hundred_a_minute, clock
+    ):
+        user = make_user("ann")
+        api = client_for(user)
+        key = f"throttle_user_{user.pk}:{int(clock[0] // 60)}"
+        assert [api.get("/api/projects/").status_code for _ in range(3)] == [200, 200, 200]
+        assert cache.get(key) == 2  # the third request waits in this process for its batch
+        statuses = [api.get("/api/projects/").status_code for _ in range(198)]
+        assert statuses == [200] * 197 + [429]
+        assert cache.get(key) == 200
+
+    def test_requests_other_processes_added_count_at_the_next_batch(self, make_user, two_hundred_a_minute, clock):
+        user = make_user("ann")
+        api = client_for(user)
+        assert [api.get("/api/projects/").status_code for _ in range(2)] == [200, 200]
+        cache.incr(f"throttle_user_{user.pk}:{int(clock[0] // 60)}", 197)  # as other processes would
+        assert [api.get("/api/projects/").status_code for _ in range(3)] == [200, 429, 429]
