@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
-from annotation.importing.staging import BATCH, ItemStaging
+from annotation.importing.staging import BATCH, ItemStaging, statistics_refreshed
 from annotation.item_places import open_when_created_sql
 from annotation.models import Annotation, ImportJob, Item, Project
 
@@ -54,7 +54,9 @@ def items_create(*, project: Project, staging: ItemStaging, job: ImportJob | Non
             # Adapted like the ORM would, so SQLite stores the same naive-UTC text as rows saved elsewhere.
             [project.pk, job.pk if job else None, connection.ops.adapt_datetimefield_value(timezone.now()), project.pk],
         )
-        return staging.cursor.rowcount
+        created = staging.cursor.rowcount
+        statistics_refreshed(Item, created)
+        return created
 
 
 def item_payloads_update(*, project: Project, staging: ItemStaging) -> int:

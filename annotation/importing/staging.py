@@ -13,6 +13,22 @@ BATCH = 2000
 #: Payload text held before a batch is written (characters): a batch of large records stays small.
 BATCH_TEXT = 8_000_000
 SHOWN_LINES = 10  # line numbers listed for one repeated id
+#: Rows one import writes past which the table's planner statistics are taken again at once.
+ANALYZE_AFTER_ROWS = 10_000
+
+
+def statistics_refreshed(model: Any, rows: int) -> None:
+    """Take the planner's statistics of ``model``'s table again after an import wrote ``rows`` rows
+    into it (PostgreSQL, from ``ANALYZE_AFTER_ROWS`` on), inside the import's transaction.
+
+    Autovacuum does it within a minute or so; until then a project of 100,000 new items still
+    looks empty to the planner, which then reads an imported run's items by scanning the whole
+    project for each batch of ids (a run of 100,000 lines imported at 1,300 lines/s instead of
+    15,000). A sample of the table: about 0.2 s whatever its size.
+    """
+    if connection.vendor == "postgresql" and rows >= ANALYZE_AFTER_ROWS:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 
 def repeated_id_message(external_id: str, lines: list[int], times: int) -> str:

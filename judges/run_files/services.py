@@ -29,7 +29,7 @@ from annotation.importing import (
     read_records,
     record_external_id,
 )
-from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message
+from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message, statistics_refreshed
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
 from judges.models import Judge, JudgeRun, Suggestion
@@ -338,9 +338,6 @@ class _SuggestionWriter:
         if self.postgres:
             self.cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's deferred checks again
 
-    def abort(self) -> None:
-        self._rows.clear()
-
     def close(self) -> None:
         self.cursor.close()
 
@@ -460,9 +457,6 @@ def judge_run_store_outputs(
             file_ids.report(errors)
         if not errors:
             writer.finish()
-    except BaseException:
-        writer.abort()
-        raise
     finally:
         statements.close()
         lookup.close()
@@ -470,6 +464,7 @@ def judge_run_store_outputs(
     if errors:
         raise ImportRejected(errors.errors, total=errors.total)
     failed = written - ok
+    statistics_refreshed(Suggestion, written)  # the reports that follow read the run's rows
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])
     return RunImportResult(run=run, ok=ok, failed=failed)

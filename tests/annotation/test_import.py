@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from annotation.errors import ImportRejected
 from annotation.importing import BATCH, import_annotations, import_items
@@ -330,3 +331,27 @@ class CommandTests:
         with pytest.raises(CommandError, match="cannot read") as caught:
             call_command("import_items", "c", str(tmp_path / "missing.jsonl"))
         assert caught.value.returncode == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
+class PlannerStatisticsTests:
+    """A large import leaves the planner knowing the rows it wrote: until autovacuum came by, a
+    project of 100,000 fresh items looked empty, and an imported run then scanned the whole project
+    for each batch of its ids."""
+
+    @staticmethod
+    def planner_rows() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Item._meta.db_table])
+            return cursor.fetchone()[0]
+
+    def test_an_import_past_the_threshold_takes_the_statistics_again(self, make_project, tmp_path, monkeypatch):
+        from annotation.importing import staging
+
+        monkeypatch.setattr(staging, "ANALYZE_AFTER_ROWS", 30)
+        project = make_project("copa_likert")
+        import_items(project=project, path=write_jsonl(tmp_path / "few.jsonl", synthetic_records(COPA, 29)))
+        assert self.planner_rows() != Item.objects.count()  # below the threshold: left to autovacuum
+        more = [{**record, "external_id": f"more-{n}"} for n, record in enumerate(synthetic_records(COPA, 30))]
+        import_items(project=project, path=write_jsonl(tmp_path / "more.jsonl", iter(more)))
+        assert self.planner_rows() == Item.objects.count() == 59
