@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation import selectors, sql
+from annotation import rows, selectors, sql
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.hooks import suggestion_for_item
 from annotation.item_places import places_give_back
@@ -422,7 +422,7 @@ def _assign(project: Project, user, item: Item, *, state_id: int, cursor: int) -
         project_id=project.pk, item_id=item.pk, user_id=user.pk, status=status, suggestion_visible=visible, now=now
     )
     sql.annotator_state_advance(state_id=state_id, cursor=cursor)
-    assignment = sql.stored(
+    assignment = rows.stored(
         Assignment,
         id=assignment_id,
         project=project,

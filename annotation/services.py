@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation import sql
+from annotation import rows, sql
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, role_names
 from annotation.errors import (
     ConcordError,
@@ -244,7 +244,7 @@ def annotation_submit(
             now=now,
         )
         if inserted is not None:
-            return sql.stored(
+            return rows.stored(
                 Annotation,
                 id=inserted[0],
                 project=project,

@@ -4,9 +4,8 @@ Each workspace request runs about a dozen statements. Built by the ORM, every on
 0.3-0.6 ms of Python before it reaches the database, more than the database then spends on it
 (``bench/annotate_load.py --profile``, ``bench/hotpath_sql.py``); sent as written here they cost a
 fifth of that. The statements are kept to SQL that PostgreSQL and SQLite both run; reads that
-return model instances map their rows as ``Model.objects.raw`` does (``instances``: Django's column
-converters, extra columns as attributes), with the mapping of each statement's columns worked out
-once instead of on every call.
+return model instances map their rows as ``Model.objects.raw`` does (``annotation.rows``: Django's
+column converters, extra columns as attributes), with each statement's mapping worked out once.
 
 Table and column names come from the models' ``_meta`` (``db_table``, ``field.column``), read once
 when this module is imported: a renamed field or table changes the statements with it, and a name
@@ -27,6 +26,7 @@ from django.db import connection, models
 
 from annotation.item_places import give_places_back_sql, take_place_sql
 from annotation.models import Annotation, AnnotatorState, Assignment, Item, Membership, Project, Role
+from annotation.rows import first_instance, from_columns, instances
 
 Model = TypeVar("Model", bound=models.Model)
 
@@ -60,54 +60,6 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
         return cursor.fetchall()
 
 
-def instances(model: type[Model], statement: str, params: list[Any]) -> list[Model]:
-    """The statement's rows as instances of ``model``, as ``model.objects.raw`` gives them: its
-    parameters adapted, the model's columns converted as the ORM converts them (the others left
-    deferred), every other column an attribute as it came."""
-    adapt = connection.ops.adapt_unknown_value
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [adapt(value) for value in params])
-        rows = cursor.fetchall()
-        columns = tuple(column[0] for column in cursor.description) if rows else ()
-    if not rows:
-        return []
-    attnames, fields, extras = _row_mapping(model, columns)
-    found = []
-    for row in rows:
-        values = []
-        for position, converters, column in fields:
-            value = row[position]
-            for converter in converters:
-                value = converter(value, column, connection)
-            values.append(value)
-        instance = model.from_db(connection.alias, attnames, values)
-        for name, position in extras:
-            setattr(instance, name, row[position])
-        found.append(instance)
-    return found
-
-
-def first_instance(model: type[Model], statement: str, params: list[Any]) -> Model | None:
-    return next(iter(instances(model, statement, params)), None)
-
-
-@cache
-def _row_mapping(model: type[models.Model], columns: tuple[str, ...]) -> tuple[list[str], list, list]:
-    """How ``instances`` maps a row of these columns (RawQuerySet's rules, worked out once): the
-    model fields found, in the model's order (``Model.from_db`` takes them so), with each one's
-    position and converters; and the other columns with theirs."""
-    convert = connection.introspection.identifier_converter
-    positions = {convert(column): position for position, column in enumerate(columns)}
-    fields = [field for field in model._meta.concrete_fields if field.column in positions]
-    if model._meta.pk not in fields:
-        raise ValueError(f"a statement read as {model.__name__} must return its primary key")
-    converters = _converters(model, tuple(field.name for field in fields))
-    mapped = [(positions[field.column], *converters[n]) for n, field in enumerate(fields)]
-    known = {field.column for field in model._meta.concrete_fields}
-    extras = [(column, position) for position, column in enumerate(columns) if convert(column) not in known]
-    return [field.attname for field in fields], mapped, extras
-
-
 def for_update() -> str:
     """Row locking where the database has it (SQLite locks the whole file on write instead)."""
     return " FOR UPDATE" if connection.features.has_select_for_update else ""
@@ -126,13 +78,6 @@ def json_param(value: Any) -> Any:
 def json_column(value: Any) -> Any:
     """A JSON column read outside the ORM: both backends hand it over as text."""
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
-
-
-def stored(model: type[Model], **fields: Any) -> Model:
-    """An instance of a row just written here, marked as saved, like one the ORM wrote."""
-    instance = model(**fields)
-    instance._state.adding, instance._state.db = False, connection.alias
-    return instance
 
 
 class Names:
@@ -379,42 +324,6 @@ def project_with_roles_rows(*, slug: str, user_id: int | None, assignment_id: in
         return instances(Project, PROJECT_WITH_ROLES_SQL, [user_id, slug])
     params = [user_id, assignment_id, user_id, slug]
     return instances(Project, PROJECT_WITH_ROLES_AND_ASSIGNMENT_SQL, params)
-
-
-@cache
-def _converters(model: type[models.Model], names: tuple[str, ...]) -> list[tuple[list, Any]]:
-    """What the ORM applies to each of these fields' columns as they come from the database."""
-    found = []
-    for name in names:
-        column = cast("models.Field", model._meta.get_field(name)).get_col(model._meta.db_table)
-        field_converters = column.field.get_db_converters(connection)  # type: ignore[attr-defined]  # missing from django-stubs
-        found.append((connection.ops.get_db_converters(column) + field_converters, column))
-    return found
-
-
-def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
-    """An instance of ``model`` from columns read outside its own query, by field name, converted as
-    the ORM converts them (datetimes and booleans on SQLite, JSON on both)."""
-    attnames, order = _columns_plan(model, tuple(values))
-    given = list(values.values())
-    row = []
-    for position, converters, column in order:
-        value = given[position]
-        for converter in converters:
-            value = converter(value, column, connection)
-        row.append(value)
-    return model.from_db(connection.alias, attnames, row)
-
-
-@cache
-def _columns_plan(model: type[models.Model], names: tuple[str, ...]) -> tuple[list[str], list]:
-    """For ``from_columns``: the fields' attribute names in the model's order (``Model.from_db``
-    takes them so), and for each the position of its value among ``names`` and its converters."""
-    order = {field.name: n for n, field in enumerate(model._meta.concrete_fields)}
-    ordered = sorted(names, key=order.__getitem__)
-    converters = _converters(model, tuple(ordered))
-    attnames = [cast("models.Field", model._meta.get_field(name)).attname for name in ordered]
-    return attnames, [(names.index(name), *converters[n]) for n, name in enumerate(ordered)]
 
 
 def assignment_in_row(row: Project, *, user_id: int) -> Assignment | None:

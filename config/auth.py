@@ -29,7 +29,7 @@ from knox.settings import CONSTANTS, knox_settings
 from knox.signals import token_expired
 from rest_framework import exceptions
 
-from annotation import sql
+from annotation import rows, sql
 from annotation.errors import error_body
 
 
@@ -68,8 +68,8 @@ def tokens_with_users(token_key: str) -> list:
     for row in sql.fetch_all(token_with_user_sql(), [token_key]):
         token_values = dict(zip((f.name for f in token_fields), row[: len(token_fields)], strict=True))
         user_values = dict(zip((f.name for f in user_fields), row[len(token_fields) :], strict=True))
-        token = sql.from_columns(get_token_model(), token_values)
-        token.user = sql.from_columns(get_user_model(), user_values)
+        token = rows.from_columns(get_token_model(), token_values)
+        token.user = rows.from_columns(get_user_model(), user_values)
         found.append(token)
     return found
 
