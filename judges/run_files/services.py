@@ -29,7 +29,7 @@ from annotation.importing import (
     read_records,
     record_external_id,
 )
-from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message, statistics_refreshed
+from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
 from judges.models import Judge, JudgeRun, Suggestion
@@ -464,7 +464,6 @@ def judge_run_store_outputs(
     if errors:
         raise ImportRejected(errors.errors, total=errors.total)
     failed = written - ok
-    statistics_refreshed(Suggestion, written)  # the reports that follow read the run's rows
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])
     return RunImportResult(run=run, ok=ok, failed=failed)
