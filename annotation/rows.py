@@ -4,6 +4,7 @@ columns to fields and converters worked out once per shape instead of on every c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar, cast
 
@@ -26,17 +27,22 @@ def instances(model: type[Model], statement: str, params: list[Any]) -> list[Mod
     attnames, fields, extras = _row_mapping(model, columns)
     found = []
     for row in rows:
-        values = []
-        for position, converters, column in fields:
-            value = row[position]
-            for converter in converters:
-                value = converter(value, column, connection)
-            values.append(value)
-        instance = model.from_db(connection.alias, attnames, values)
+        instance = model.from_db(connection.alias, attnames, _converted(row, fields))
         for name, position in extras:
             setattr(instance, name, row[position])
         found.append(instance)
     return found
+
+
+def _converted(source: Sequence[Any], plan: list) -> list[Any]:
+    """The values of ``source`` at the plan's positions, each through its column's converters."""
+    row = []
+    for position, converters, column in plan:
+        value = source[position]
+        for converter in converters:
+            value = converter(value, column, connection)
+        row.append(value)
+    return row
 
 
 def first_instance(model: type[Model], statement: str, params: list[Any]) -> Model | None:
@@ -82,14 +88,7 @@ def from_columns(model: type[Model], values: dict[str, Any]) -> Model:
     """An instance of ``model`` from columns read outside its own query, by field name, converted as
     the ORM converts them (datetimes and booleans on SQLite, JSON on both)."""
     attnames, order = _columns_plan(model, tuple(values))
-    given = list(values.values())
-    row = []
-    for position, converters, column in order:
-        value = given[position]
-        for converter in converters:
-            value = converter(value, column, connection)
-        row.append(value)
-    return model.from_db(connection.alias, attnames, row)
+    return model.from_db(connection.alias, attnames, _converted(list(values.values()), order))
 
 
 @cache

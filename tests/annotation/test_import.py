@@ -8,8 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from annotation.errors import ImportRejected
+from annotation.errors import FieldError, ImportRejected
 from annotation.importing import BATCH, import_annotations, import_items
+from annotation.jsonsafe import NUL_CHARACTER
 from annotation.kinds import get_kind
 from annotation.models import Annotation, Item, Role
 from annotation.services import membership_add
@@ -169,8 +170,8 @@ class ItemImportTests:
 @pytest.mark.django_db
 class ImportJobRecordTests:
     def test_a_refusal_quoting_a_nul_character_is_recorded_on_its_job(self, make_project, tmp_path):
-        """The database stores no NUL character: an unknown field named with one is refused, and the
-        refusal (which quotes the name) is still recorded, not a crash."""
+        """The database stores no NUL character: a field named with one is refused as the line is
+        read, and the refusal is recorded on the job, not a crash."""
         from annotation.importing import import_job_run
         from annotation.importing.services import import_job_record
         from annotation.models import ImportJob
@@ -183,7 +184,7 @@ class ImportJobRecordTests:
         import_job_run(job=job)
         job.refresh_from_db()
         assert job.status == ImportJob.Status.REJECTED
-        assert any("bad\\x00name" in error for error in job.errors)
+        assert job.errors == [str(FieldError("", NUL_CHARACTER, 1))]
         assert not Item.objects.filter(project=project).exists()
 
 

@@ -266,6 +266,17 @@ class HotPathOutputTests:
         assert body["next"] == AssignmentOutput(body["next"]).data
 
 
+def reads_alike(serializer, read, data) -> None:
+    """``read(data)`` gives what ``serializer`` validates ``data`` to, or refuses it with its errors."""
+    checked = serializer(data=data)
+    if checked.is_valid():
+        assert read(data) == checked.validated_data
+    else:
+        with pytest.raises(ValidationError) as refused:
+            read(data)
+        assert refused.value.detail == checked.errors
+
+
 class SubmitInputReadTests:
     """A submit's body and ``next`` flag are read without the serializers where these would take them
     as they are: what is read is what ``Input`` and ``Query`` give, and everything else still gets
@@ -276,33 +287,16 @@ class SubmitInputReadTests:
     @pytest.mark.parametrize("key", KEYS)
     def test_a_body_reads_as_the_input_serializer_reads_it(self, key):
         body = {"value": {"scores": {"CT": 1}}, "idempotency_key": key, "extra": 1}
-        checked = AssignmentSubmitApi.Input(data=body)
-        if checked.is_valid():
-            assert AssignmentSubmitApi.read_input(body) == checked.validated_data
-        else:
-            with pytest.raises(ValidationError) as refused:
-                AssignmentSubmitApi.read_input(body)
-            assert refused.value.detail == checked.errors
+        reads_alike(AssignmentSubmitApi.Input, AssignmentSubmitApi.read_input, body)
 
     @pytest.mark.parametrize("body", [{}, {"value": None}, {"value": 0}, {"value": False, "idempotency_key": "k"}])
     def test_a_missing_or_null_value_reads_as_the_input_serializer_reads_it(self, body):
-        checked = AssignmentSubmitApi.Input(data=body)
-        if checked.is_valid():
-            assert AssignmentSubmitApi.read_input(body) == checked.validated_data
-        else:
-            with pytest.raises(ValidationError):
-                AssignmentSubmitApi.read_input(body)
+        reads_alike(AssignmentSubmitApi.Input, AssignmentSubmitApi.read_input, body)
 
     @pytest.mark.parametrize("query", ["", "next=true", "next=1", "next=yes", "next=false", "next=0", "next=",
                                        "next=maybe", "next=false&next=true", "other=1"])  # fmt: skip
     def test_the_next_flag_reads_as_the_query_serializer_reads_it(self, query):
-        params = QueryDict(query)
-        checked = AssignmentSubmitApi.Query(data=params)
-        if checked.is_valid():
-            assert AssignmentSubmitApi.read_query(params) == checked.validated_data
-        else:
-            with pytest.raises(ValidationError):
-                AssignmentSubmitApi.read_query(params)
+        reads_alike(AssignmentSubmitApi.Query, AssignmentSubmitApi.read_query, QueryDict(query))
 
     def test_a_key_with_surrounding_space_is_stored_as_the_serializer_cleans_it(self, world):
         _, people = world
