@@ -457,6 +457,7 @@ def run_section() -> list[str]:
     from annotation.kinds import all_kinds
     from judges.kinds import kind_module
     from judges.run_files import PROVENANCE_KEYS, RUN_FIELDS
+    from judges.run_files.lines import MAX_LATENCY_MS
 
     assert RUN_FIELDS == ("external_id", "value", "error", "raw_output", "latency_ms", "prompt_tokens",
                           "completion_tokens", "score", "option_order"), "update the run field table below"  # fmt: skip
@@ -483,7 +484,7 @@ def run_section() -> list[str]:
         "| `error` | non-empty string | one of `value`, `error` | why the model's output could not be used; the "
         "item is stored as a failed suggestion, never scored |",
         "| `raw_output` | string | no | the model's text as it came |",
-        "| `latency_ms` | number ≥ 0 | no | how long the call took |",
+        f"| `latency_ms` | number 0–{MAX_LATENCY_MS:,} | no | how long the call took |",
         "| `prompt_tokens`, `completion_tokens` | whole number ≥ 0 | no | token counts |",
         "| `score` | number 0–1 | no | the model's confidence in its answer |",
         "| `option_order` | array of option numbers | no | multiple choice only ("

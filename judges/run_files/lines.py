@@ -40,6 +40,9 @@ MAX_PROMPT = 100
 MAX_PRODUCER_RUN_ID = 200
 MAX_SAMPLING_KEYS = 20
 MAX_TOKENS_COUNT = 2**31 - 1
+#: A call's latency at most (a week: batch APIs answer within a day); a larger number is no
+#: latency, and past a double's range the database could not store it.
+MAX_LATENCY_MS = 604_800_000
 DEFAULT_PROMPT = "unspecified"
 PROMPT_KEY = re.compile(r"^(?P<name>.+)\.v(?P<version>[1-9][0-9]{0,8})$")
 
@@ -48,7 +51,7 @@ BOTH_VALUE_AND_ERROR = "a line has either a value or an error, not both"
 NEITHER_VALUE_NOR_ERROR = "missing: give the model's value, or an error saying why its output could not be used"
 ERROR_NOT_TEXT = "must be a non-empty text saying why the output could not be used"
 NOT_TEXT = "must be a text"
-NOT_MILLISECONDS = "must be a number of milliseconds >= 0"
+NOT_MILLISECONDS = f"must be a number of milliseconds, 0-{MAX_LATENCY_MS:,}"
 NOT_TOKEN_COUNT = f"must be a whole number of tokens, 0-{MAX_TOKENS_COUNT}"
 NOT_SCORE = "must be a number from 0 to 1 (the model's confidence)"
 NO_SUCH_ITEM = "no item {external_id!r} in this project"
@@ -113,7 +116,9 @@ def option_orders(kind: TaskKind) -> Any:
 
 
 def _number_problem(value: Any, *, low: float, high: float | None) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    if isinstance(value, float) and not math.isfinite(value):  # an int of any size is finite
         return True
     return value < low or (high is not None and value > high)
 
@@ -139,7 +144,7 @@ def shape_problems(data: dict) -> list[FieldError]:
         problems.append(FieldError("error", ERROR_NOT_TEXT))
     if "raw_output" in data and not isinstance(data["raw_output"], str):
         problems.append(FieldError("raw_output", NOT_TEXT))
-    if "latency_ms" in data and _number_problem(data["latency_ms"], low=0, high=None):
+    if "latency_ms" in data and _number_problem(data["latency_ms"], low=0, high=MAX_LATENCY_MS):
         problems.append(FieldError("latency_ms", NOT_MILLISECONDS))
     for name in ("prompt_tokens", "completion_tokens"):
         count = data.get(name)
@@ -171,7 +176,7 @@ def _plain_line(data: dict) -> bool:
     return (
         type(raw) is str
         and type(latency) in _NUMBERS
-        and 0 <= latency < math.inf
+        and 0 <= latency <= MAX_LATENCY_MS
         and type(tokens_in) is int
         and 0 <= tokens_in <= MAX_TOKENS_COUNT
         and type(tokens_out) is int

@@ -29,6 +29,7 @@ from judges.run_files import (
     judge_run_export,
     judge_run_import,
 )
+from judges.run_files.lines import MAX_LATENCY_MS, NOT_MILLISECONDS
 from judges.services import judge_run_start
 from tests.judges.conftest import add_items
 
@@ -93,6 +94,8 @@ class ImportedRunEveryKindTests:
                 {"external_id": "item-00002", "value": value, "error": "both"},
                 {"external_id": "item-00002"},
                 {"external_id": "item-00000", "error": "again", "score": 2},
+                {"external_id": "item-00001", "value": value, "latency_ms": 10**400},  # past a double
+                {"external_id": "item-00001", "value": value, "latency_ms": MAX_LATENCY_MS + 1},
             ],
         )
         with pytest.raises(ImportRejected) as refused:
@@ -104,6 +107,7 @@ class ImportedRunEveryKindTests:
         assert (4, "error") in errors and any(BOTH_VALUE_AND_ERROR in m for m in messages)
         assert (5, "value") in errors and any(NEITHER_VALUE_NOR_ERROR in m for m in messages)
         assert (6, "score") in errors and any(NOT_SCORE in m for m in messages)
+        assert {(7, "latency_ms"), (8, "latency_ms")} <= errors and any(NOT_MILLISECONDS in m for m in messages)
         assert not JudgeRun.objects.exists() and not Judge.objects.exists() and not Suggestion.objects.exists()
 
     @pytest.mark.parametrize("kind", KINDS)
