@@ -408,6 +408,7 @@ class JsonBodyTests:
         "1e999": '{"value": {"scores": {"CT": 1e999}}}',
         "NaN": '{"value": {"scores": {"CT": NaN}}}',
         "surrogate": '{"value": {"comment": "\\ud800"}}',
+        "NUL": '{"value": {"scores": {"CT": 1}, "comment": "cut\\u0000here"}}',
     }
 
     @pytest.mark.parametrize("name", list(BODIES))
