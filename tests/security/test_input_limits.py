@@ -445,7 +445,7 @@ class JsonBodyTests:
 class ExternalIdTests:
     @pytest.mark.parametrize(
         ("char", "name"),
-        [("\x00", "a control character"), ("\u202e", "RIGHT-TO-LEFT OVERRIDE"), ("\u200b", "ZERO WIDTH SPACE"),
+        [("\x01", "a control character"), ("\u202e", "RIGHT-TO-LEFT OVERRIDE"), ("\u200b", "ZERO WIDTH SPACE"),
          ("\u2028", "LINE SEPARATOR"), ("\x1b", "a control character")],
     )  # fmt: skip
     def test_external_id_with_control_or_format_character_is_refused(self, team, tmp_path, char, name):
@@ -454,6 +454,13 @@ class ExternalIdTests:
         errors = rejected(lambda: import_items(project=project, path=path))
         message = ID_CHARACTER.format(char=f"U+{ord(char):04X}", name=name, position=3)
         assert [(e.line, e.field, e.message) for e in errors] == [(2, "external_id", message)]
+        assert not Item.objects.exists()
+
+    def test_external_id_with_a_nul_is_refused_as_the_line_is_read(self, team, tmp_path):
+        project, _ = team
+        path = write(tmp_path / "i.jsonl", jsonl([copa_record("ok"), copa_record("ab\x00c")]))
+        errors = rejected(lambda: import_items(project=project, path=path))
+        assert [(e.line, e.field, e.message) for e in errors] == [(2, "external_id", jsonsafe.NUL_CHARACTER)]
         assert not Item.objects.exists()
 
     def test_external_ids_equal_after_nfc_are_duplicates(self, team, tmp_path):
