@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
+from django.db.models import Model
 
 from annotation.errors import ErrorCollector, FieldError
 from annotation.models import Item
@@ -17,14 +18,14 @@ SHOWN_LINES = 10  # line numbers listed for one repeated id
 ANALYZE_AFTER_ROWS = 10_000
 
 
-def statistics_refreshed(model: Any, rows: int) -> None:
+def statistics_refreshed(model: type[Model], rows: int) -> None:
     """Take the planner's statistics of ``model``'s table again after an import wrote ``rows`` rows
     into it (PostgreSQL, from ``ANALYZE_AFTER_ROWS`` on), inside the import's transaction.
 
     Autovacuum does it within a minute or so; until then a project of 100,000 new items still
     looks empty to the planner, which then reads an imported run's items by scanning the whole
     project for each batch of ids (a run of 100,000 lines imported at 1,300 lines/s instead of
-    15,000). A sample of the table: about 0.2 s whatever its size.
+    15,000). ANALYZE reads a sample of the table (30,000 rows): about 0.3 s on 200,000 items.
     """
     if connection.vendor == "postgresql" and rows >= ANALYZE_AFTER_ROWS:
         with connection.cursor() as cursor:
