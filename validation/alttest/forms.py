@@ -1,0 +1,82 @@
+"""The test's parameters as its page and the API read them: runs, ε, q, metric, scope, minimums."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from validation.alttest.build import NO_RUN, AltTestParameters
+from validation.alttest.statistics import (
+    DEFAULT_EPSILON,
+    DEFAULT_MIN_ITEMS,
+    DEFAULT_MIN_RATERS,
+    DEFAULT_Q,
+    MAX_MIN_ITEMS,
+    MAX_MIN_RATERS,
+    METRICS,
+    SCOPES,
+    AltTestOptions,
+)
+from validation.evaluations.forms import RunsForm, bootstrap_field, checked_bootstrap
+
+__all__ = ["AltTestForm"]
+
+
+class AltTestForm(RunsForm):
+    epsilon = forms.FloatField(
+        label="ε (the annotators' advantage)",
+        min_value=0,
+        max_value=1,
+        initial=DEFAULT_EPSILON,
+        required=False,
+        help_text="0.1 crowd workers, 0.15 skilled annotators, 0.2 experts (the paper's guidance)",
+    )
+    q = forms.FloatField(
+        label="False discovery rate q", min_value=0.0001, max_value=0.5, initial=DEFAULT_Q, required=False
+    )
+    metric = forms.ChoiceField(label="Alignment", choices=[(m, m) for m in METRICS], initial="auto", required=False)
+    scope = forms.ChoiceField(label="Scope", choices=[(s, s) for s in SCOPES], initial="both", required=False)
+    min_raters = forms.IntegerField(
+        label="Annotators an item needs",
+        min_value=2,
+        max_value=MAX_MIN_RATERS,
+        initial=DEFAULT_MIN_RATERS,
+        required=False,
+    )
+    min_items = forms.IntegerField(
+        label="Items an annotator needs",
+        min_value=1,
+        max_value=MAX_MIN_ITEMS,
+        initial=DEFAULT_MIN_ITEMS,
+        required=False,
+    )
+    bootstrap = bootstrap_field()
+    seed = forms.IntegerField(label="Seed", min_value=0, initial=0, required=False)
+
+    def clean_bootstrap(self) -> int:
+        return checked_bootstrap(self.cleaned_data.get("bootstrap"), "alt_test")
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        if not self.cleaned_data.get("run") and "run" not in self.errors:
+            raise forms.ValidationError(NO_RUN)
+        return self.cleaned_data
+
+    def parameters(self) -> AltTestParameters:
+        data = self.cleaned_data
+
+        def given(name: str, default: Any) -> Any:
+            return default if data.get(name) in (None, "") else data[name]
+
+        options = AltTestOptions(
+            epsilon=given("epsilon", DEFAULT_EPSILON),
+            q=given("q", DEFAULT_Q),
+            metric=given("metric", "auto"),
+            scope=given("scope", "both"),
+            min_raters=given("min_raters", DEFAULT_MIN_RATERS),
+            min_items=given("min_items", DEFAULT_MIN_ITEMS),
+        )
+        return AltTestParameters(
+            runs=tuple(data["run"]), options=options, bootstrap=data["bootstrap"], seed=data.get("seed") or 0
+        )
