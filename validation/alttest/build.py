@@ -26,7 +26,6 @@ from judges.models import JudgeRun, Suggestion
 from validation.agreement import AgreementResult
 from validation.agreement.bootstrap import bootstrap_iv
 from validation.alttest.statistics import (
-    EPSILON_GUIDANCE,
     POOLED,
     AltTestBlock,
     AltTestOptions,
@@ -44,6 +43,7 @@ from validation.evaluations.base import (
 )
 from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
 from validation.reports import Cell, Figure, Row, Table
+from validation.reports.replacement import EPSILON_MEANING, alt_test_table, rate_cell
 
 __all__ = ["NAME", "AltTestParameters", "alt_test_evaluation", "verdict_sentence"]
 
@@ -51,11 +51,6 @@ NAME = "alt_test"
 TITLE = "Alternative Annotator Test: may the model replace the annotators?"
 NO_RUN = "choose at least one judge run"
 NO_DIMENSIONS = "the project's kind declares no rating dimensions"
-EPSILON_MEANING = (
-    "ε is the advantage the annotators are granted for what the model saves (cost, time): the model must "
-    "win the leave-one-out comparison against each annotator at least ε more often than it loses. "
-    "The paper's guidance: " + ", ".join(f"{value:g} for {who}" for who, value in EPSILON_GUIDANCE.items()) + "."
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,6 +144,7 @@ def alt_test_evaluation(*, project: Project, parameters: AltTestParameters) -> E
     calibrations = _calibrations(blocks, scores)
     models = {run.pk: _model_name(run) for run in JudgeRun.objects.select_related("judge").filter(pk__in=raters)}
     labels = {run.run_id: run.label for run in runs}
+    named = {run_id: f"{model} (run {run_id})" for run_id, model in models.items()}
     result = {
         "project": project.slug,
         "epsilon": parameters.options.epsilon,
@@ -182,12 +178,12 @@ def alt_test_evaluation(*, project: Project, parameters: AltTestParameters) -> E
         library_versions=current_versions(),
         result=result,
         tables=(
-            _test_table(tests, models, parameters.options.epsilon),
-            _rater_table(tests, models),
-            _who_rated_table(agreement, models),
-            _calibration_table(calibrations, models),
+            alt_test_table(tests, named, parameters.options.epsilon),
+            _rater_table(tests, named),
+            _who_rated_table(agreement, named),
+            _calibration_table(calibrations, named),
         ),
-        figures=tuple(_reliability_figure(c, models) for c in calibrations if c.scope == POOLED and c.n_units),
+        figures=tuple(_reliability_figure(c, named) for c in calibrations if c.scope == POOLED and c.n_units),
     )
 
 
@@ -260,56 +256,6 @@ def _alpha_json(result: AgreementResult) -> dict[str, Any]:
     return data
 
 
-def _rate_cell(value: float | None, note: str | None) -> Cell:
-    return Cell(value=value, note=None if value is not None else note)
-
-
-def _test_table(tests: list[RunTest], models: dict[int, str], epsilon: float) -> Table:
-    rows: list[Row] = []
-    for test in tests:
-        for position, scope in enumerate(test.scopes):
-            tested = len(scope.raters)
-            rows.append(
-                Row(
-                    f"{models[int(test.run)]} (run {test.run}) · {scope.scope}",
-                    (
-                        Cell.count(test.rank),
-                        Cell.text(scope.metric),
-                        Cell.count(scope.n_units),
-                        Cell.text(f"{sum(r.rejected for r in scope.raters)} of {tested}"),
-                        _rate_cell(scope.winning_rate, scope.reason),
-                        _rate_cell(scope.advantage_probability, scope.reason),
-                        Cell.text("passed" if scope.passed else "failed"),
-                        Cell.count(len(scope.skipped)),
-                    ),
-                    summary=position == 0 and scope.scope == POOLED,
-                    rule_above=position == 0 and bool(rows),
-                )
-            )
-    return Table(
-        key="alt_test",
-        title="Alternative Annotator Test",
-        caption=(
-            f"Per run and scope: annotators the model won against (BY-rejected at q) of those tested, winning rate "
-            f"(passes at 0.5) and advantage probability, at ε = {epsilon:g}; runs ranked by advantage probability."
-        ),
-        columns=(
-            "Run · scope",
-            "Rank",
-            "Metric",
-            "Units",
-            "Won",
-            "Winning rate",
-            "Advantage prob.",
-            "Result",
-            "Skipped",
-        ),
-        latex_columns=("Run · scope", "Rank", "Metric", "$n$", "Won", r"$\omega$", r"$\rho$", "Result", "Skipped"),
-        rows=tuple(rows),
-        notes=(EPSILON_MEANING,),
-    )
-
-
 def _rater_table(tests: list[RunTest], models: dict[int, str]) -> Table:
     rows: list[Row] = []
     for test in tests:
@@ -317,7 +263,7 @@ def _rater_table(tests: list[RunTest], models: dict[int, str]) -> Table:
             for rater in scope.raters:
                 rows.append(
                     Row(
-                        f"{models[int(test.run)]} (run {test.run}) · {scope.scope} · {rater.rater}",
+                        f"{models[int(test.run)]} · {scope.scope} · {rater.rater}",
                         (
                             Cell.count(rater.n),
                             Cell(value=rater.p_value) if rater.p_value is not None else Cell(note=rater.reason),
@@ -329,7 +275,7 @@ def _rater_table(tests: list[RunTest], models: dict[int, str]) -> Table:
             for name, n in scope.skipped:
                 rows.append(
                     Row(
-                        f"{models[int(test.run)]} (run {test.run}) · {scope.scope} · {name}",
+                        f"{models[int(test.run)]} · {scope.scope} · {name}",
                         (Cell.count(n), Cell(note="skipped: under the unit minimum"), Cell.text("—"), Cell()),
                     )
                 )
@@ -348,7 +294,7 @@ def _who_rated_table(agreement: list[WhoRated], models: dict[int, str]) -> Table
     for entry in agreement:
         rows.append(Row(f"{entry.dimension} · people with people", (Cell.of(entry.people),), rule_above=bool(rows)))
         for r in entry.runs_in_place:
-            label = f"{entry.dimension} · {models[int(r.run)]} (run {r.run}) in place of {r.replaced}"
+            label = f"{entry.dimension} · {models[int(r.run)]} in place of {r.replaced}"
             rows.append(Row(label, (Cell.of(r.alpha),)))
         for a, b, alpha in entry.run_pairs:
             rows.append(Row(f"{entry.dimension} · run {a} with run {b}", (Cell.of(alpha),)))
@@ -369,12 +315,12 @@ def _who_rated_table(agreement: list[WhoRated], models: dict[int, str]) -> Table
 def _calibration_table(calibrations: list[Calibration], models: dict[int, str]) -> Table:
     rows = tuple(
         Row(
-            f"{models[int(c.run)]} (run {c.run}) · {c.scope}",
+            f"{models[int(c.run)]} · {c.scope}",
             (
                 Cell.count(c.n_units),
                 Cell.count(c.n_ties),
-                _rate_cell(c.ece, c.reason),
-                _rate_cell(c.brier, c.reason),
+                rate_cell(c.ece, c.reason),
+                rate_cell(c.brier, c.reason),
             ),
             summary=c.scope == POOLED,
         )
@@ -398,7 +344,7 @@ def _reliability_figure(c: Calibration, models: dict[int, str]) -> Figure:
     filled = [b for b in c.bins if b.n]
     return Figure(
         key=f"reliability-{c.run}",
-        title=f"Reliability diagram: {models[int(c.run)]} (run {c.run})",
+        title=f"Reliability diagram: {models[int(c.run)]}",
         kind="lines",
         data={
             "series": [

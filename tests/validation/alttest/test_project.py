@@ -187,3 +187,30 @@ class SameNumbersEverywhereTests:
         pooled = json.loads(out)["runs"][0]["scopes"][0]
         assert [r["rater"] for r in pooled["raters"]] == ["ann1", "ann2"]
         assert pooled["skipped"] == [{"rater": "ann3", "n": 4 * 6}]
+
+
+class ReportSectionTests:
+    def test_a_report_with_a_judge_run_carries_the_test_as_the_command_computes_it(
+        self, copa, capsys, keep_test_connection
+    ):
+        from validation.reports import ReportParameters, build_report
+
+        project, good, _patchy, _researcher, _ = copa
+        report = build_report(project=project, parameters=ReportParameters(judge_run_id=good.pk, bootstrap=0))
+        table = report.table("alt_test")
+        code, out, err = run_command(capsys, "alt_test", project.slug, f"--run={good.pk}", "--bootstrap=0")
+        assert code == 0, err
+        scopes = json.loads(out)["runs"][0]["scopes"]
+        assert [row.label.rsplit(" · ", 1)[1] for row in table.rows] == [s["scope"] for s in scopes]
+        columns = table.columns
+        for row, scope in zip(table.rows, scopes, strict=True):
+            assert row.cells[columns.index("Winning rate") - 1].value == scope["winning_rate"]
+            assert row.cells[columns.index("Advantage prob.") - 1].value == scope["advantage_probability"]
+        assert "alt_test" in report.numbers()["tables"]
+
+    def test_without_a_judge_run_there_is_no_section(self, copa):
+        from validation.reports import ReportParameters, build_report
+
+        project, *_ = copa
+        report = build_report(project=project, parameters=ReportParameters(bootstrap=0))
+        assert all(t.key != "alt_test" for t in report.tables)
