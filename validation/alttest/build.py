@@ -198,11 +198,10 @@ def _digest(ratings: RatingSet, scores: dict[int, npt.NDArray[np.float64]]) -> s
 
 def _calibrations(blocks: list[AltTestBlock], scores: dict[int, npt.NDArray[np.float64]]) -> list[Calibration]:
     """Per run with any score: pooled over the dimensions, then per dimension."""
-    majorities = {b.name: people_majority(b.people) for b in blocks}
+    scored = {run_id: score for run_id, score in scores.items() if not np.isnan(score).all()}
+    majorities = {b.name: people_majority(b.people) for b in blocks} if scored else {}
     out = []
-    for run_id, score in scores.items():
-        if np.isnan(score).all():
-            continue
+    for run_id, score in scored.items():
         per = [(b.name, b.models[str(run_id)], score, *majorities[b.name]) for b in blocks]
         pooled = tuple(np.concatenate([p[i] for p in per]) for i in range(1, 5))
         out.append(calibration(str(run_id), POOLED, *pooled))

@@ -156,19 +156,18 @@ def who_rated(
 def people_majority(matrix: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
     """Each unit's strict plurality label among the people (None where there is none), and where
     that is because of a tie."""
+    present = np.vectorize(_present, otypes=[bool])(matrix) if matrix.dtype == object else ~np.isnan(matrix)
     out = np.full(len(matrix), None, dtype=object)
-    tied = np.zeros(len(matrix), dtype=bool)
-    for i, row in enumerate(matrix):
-        labels = [v for v in row if _present(v)]
-        if not labels:
-            continue
-        values, counts = np.unique(np.asarray(labels, dtype=object), return_counts=True)
-        top = np.flatnonzero(counts == counts.max())
-        if len(top) == 1:
-            out[i] = values[top[0]]
-        else:
-            tied[i] = True
-    return out, tied
+    if not present.any():
+        return out, np.zeros(len(matrix), dtype=bool)
+    labels, codes = np.unique(matrix[present], return_inverse=True)
+    counts = np.zeros((len(matrix), len(labels)), dtype=np.int64)
+    np.add.at(counts, (np.nonzero(present)[0], codes), 1)
+    top = counts.max(axis=1)
+    n_top = (counts == top[:, None]).sum(axis=1)
+    single = (top > 0) & (n_top == 1)
+    out[single] = labels[counts[single].argmax(axis=1)]
+    return out, (top > 0) & (n_top > 1)
 
 
 @dataclass(frozen=True, kw_only=True)
