@@ -48,7 +48,7 @@ from validation.reports.replacement import EPSILON_MEANING, alt_test_table, rate
 __all__ = ["NAME", "AltTestParameters", "alt_test_evaluation", "verdict_sentence"]
 
 NAME = "alt_test"
-TITLE = "Alternative Annotator Test: may the model replace the annotators?"
+TITLE = "Alternative Annotator Test"
 NO_RUN = "choose at least one judge run"
 NO_DIMENSIONS = "the project's kind declares no rating dimensions"
 

@@ -91,7 +91,7 @@ ANY_KIND = (
     PaperEvaluation(
         name="alt_test",
         slug="alt-test",
-        title="Alternative Annotator Test: may the model replace the annotators?",
+        title="Alternative Annotator Test",
         summary="Calderon, Reichart & Dror (ACL 2025): winning rate and advantage probability per dimension",
         from_json=AltTestParameters.from_json_dict,
         evaluate=alt_test_evaluation,
