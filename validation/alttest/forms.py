@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from validation.alttest.build import NO_RUN, AltTestParameters
+from validation.alttest.planning import MAX_REQUEST_SIMULATIONS, PlanParameters, parse_sizes
 from validation.alttest.statistics import (
     DEFAULT_EPSILON,
     DEFAULT_MIN_ITEMS,
@@ -18,9 +19,9 @@ from validation.alttest.statistics import (
     SCOPES,
     AltTestOptions,
 )
-from validation.evaluations.forms import RunsForm, bootstrap_field, checked_bootstrap
+from validation.evaluations.forms import EvaluationForm, RunsForm, bootstrap_field, checked_bootstrap
 
-__all__ = ["AltTestForm"]
+__all__ = ["AltTestForm", "AltTestPlanForm"]
 
 
 class AltTestForm(RunsForm):
@@ -79,4 +80,63 @@ class AltTestForm(RunsForm):
         )
         return AltTestParameters(
             runs=tuple(data["run"]), options=options, bootstrap=data["bootstrap"], seed=data.get("seed") or 0
+        )
+
+
+TOO_MANY_FOR_A_PAGE = (
+    f"a page runs at most {MAX_REQUEST_SIMULATIONS:,} simulations (data sets x draws x sizes); got {{n:,}}: "
+    "use fewer, or the alt_test_plan command"
+)
+
+
+class AltTestPlanForm(EvaluationForm):
+    """The planner's study: categories, annotators, noises, ε and the sizes to try."""
+
+    categories = forms.IntegerField(label="Categories (labels)", min_value=2, max_value=50, initial=4)
+    raters = forms.IntegerField(label="Annotators per item", min_value=2, max_value=20, initial=3)
+    rater_noise = forms.FloatField(
+        label="Annotators' noise",
+        min_value=0,
+        max_value=1,
+        initial=0.3,
+        help_text="0.1 ≈ kappa 0.80, 0.2 ≈ 0.63, 0.3 ≈ 0.48, 0.4 ≈ 0.36",
+    )
+    model_noise = forms.FloatField(label="Model's noise", min_value=0, max_value=1, initial=0.3)
+    epsilon = forms.FloatField(label="ε", min_value=0, max_value=1, initial=DEFAULT_EPSILON)
+    sizes = forms.CharField(label="Items to try (from:to:step)", max_length=200, initial="30:200:20")
+    datasets = forms.IntegerField(label="Simulated data sets", min_value=1, max_value=200, initial=10)
+    boots = forms.IntegerField(label="Draws per data set and size", min_value=1, max_value=100, initial=10)
+    seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**32 - 1, initial=0, required=False)
+
+    def clean_sizes(self) -> tuple[int, ...]:
+        try:
+            return parse_sizes(self.cleaned_data["sizes"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        if self.errors:
+            return self.cleaned_data
+        parameters = self.parameters()
+        try:
+            parameters.check()
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if parameters.n_simulations > MAX_REQUEST_SIMULATIONS:
+            raise forms.ValidationError(TOO_MANY_FOR_A_PAGE.format(n=parameters.n_simulations))
+        return self.cleaned_data
+
+    def parameters(self) -> PlanParameters:
+        data = self.cleaned_data
+        return PlanParameters(
+            categories=data["categories"],
+            raters=data["raters"],
+            rater_noise=data["rater_noise"],
+            model_noise=data["model_noise"],
+            epsilon=data["epsilon"],
+            sizes=data["sizes"],
+            datasets=data["datasets"],
+            boots=data["boots"],
+            seed=data.get("seed") or 0,
         )

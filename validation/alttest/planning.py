@@ -30,9 +30,20 @@ from validation.alttest.statistics import (
     AltTestOptions,
     alt_test,
 )
+from validation.evaluations.base import Evaluation, current_versions, inputs_digest
 from validation.reports.tables import Cell, Row, Table
 
-__all__ = ["MAX_SIMULATIONS", "PlanParameters", "PlanPoint", "parse_sizes", "plan_table", "simulate_plan"]
+__all__ = [
+    "MAX_REQUEST_SIMULATIONS",
+    "MAX_SIMULATIONS",
+    "PlanParameters",
+    "PlanPoint",
+    "alt_test_plan_evaluation",
+    "parse_sizes",
+    "plan_json",
+    "plan_table",
+    "simulate_plan",
+]
 
 #: Items and annotators of each simulated data set (the authors' ``max_items``, ``max_annotators``).
 POOL_ITEMS = 500
@@ -44,6 +55,8 @@ MAX_BOOTS = 100
 MAX_SIZES = 100
 #: Tests run in one plan, at most (datasets x boots x sizes): about a minute of work.
 MAX_SIMULATIONS = 50_000
+#: Tests one page or API request runs itself, at most (a few seconds); the command runs more.
+MAX_REQUEST_SIMULATIONS = 2_000
 BAD_SIZES = "sizes must be FROM:TO:STEP (integers, e.g. 30:200:10) or a comma-separated list; got {text!r}"
 SIZE_RANGE = f"every size must be from {DEFAULT_MIN_ITEMS} (items an annotator needs) to {POOL_ITEMS}; got {{size}}"
 TOO_MANY_SIZES = f"at most {MAX_SIZES} sizes; got {{n}}"
@@ -100,9 +113,17 @@ class PlanParameters:
         for size in self.sizes:
             if not DEFAULT_MIN_ITEMS <= size <= POOL_ITEMS:
                 raise ValueError(SIZE_RANGE.format(size=size))
-        n = self.datasets * self.boots * len(self.sizes)
-        if n > MAX_SIMULATIONS:
-            raise ValueError(TOO_MANY_SIMULATIONS.format(n=n))
+        if self.n_simulations > MAX_SIMULATIONS:
+            raise ValueError(TOO_MANY_SIMULATIONS.format(n=self.n_simulations))
+
+    @property
+    def n_simulations(self) -> int:
+        return self.datasets * self.boots * len(self.sizes)
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> PlanParameters:
+        fields = ("categories", "raters", "rater_noise", "model_noise", "epsilon", "datasets", "boots", "seed", "q")
+        return cls(sizes=tuple(data["sizes"]), **{name: data[name] for name in fields})
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -212,4 +233,24 @@ def plan_table(parameters: PlanParameters, points: list[PlanPoint]) -> Table:
             )
             for p in points
         ),
+    )
+
+
+def plan_json(parameters: PlanParameters, points: list[PlanPoint]) -> dict[str, Any]:
+    """The command's JSON: the parameters and, per size, the share passed."""
+    return {"parameters": parameters.to_json_dict(), "sizes": [p.to_json_dict() for p in points]}
+
+
+def alt_test_plan_evaluation(*, project: Any, parameters: PlanParameters) -> Evaluation:
+    """The plan as an evaluation (its page, the API, a snapshot); it reads nothing of the project."""
+    points = simulate_plan(parameters)
+    return Evaluation(
+        name="alt_test_plan",
+        project=project.slug,
+        title="How many items does the Alternative Annotator Test need?",
+        parameters=parameters.to_json_dict(),
+        inputs_sha256=inputs_digest(parameters.to_json_dict()),
+        library_versions=current_versions(),
+        result=plan_json(parameters, points),
+        tables=(plan_table(parameters, points),),
     )

@@ -18,7 +18,8 @@ from annotation.kinds import KINDS, all_kinds
 from annotation.models import Project
 from annotation.registry import Registry
 from validation.alttest.build import AltTestParameters, alt_test_evaluation
-from validation.alttest.forms import AltTestForm
+from validation.alttest.forms import AltTestForm, AltTestPlanForm
+from validation.alttest.planning import PlanParameters, alt_test_plan_evaluation
 from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, UnknownJudgeRun, WrongKind
 from validation.evaluations.forms import EvaluationForm
@@ -97,6 +98,16 @@ ANY_KIND = (
         evaluate=alt_test_evaluation,
         form=AltTestForm,
         template="validation/alt_test.html",
+    ),
+    PaperEvaluation(
+        name="alt_test_plan",
+        slug="alt-test-plan",
+        title="Alternative Annotator Test: how many items?",
+        summary="the authors' simulation (Appendix C): the share of studies the model passes per number of items",
+        from_json=PlanParameters.from_json_dict,
+        evaluate=alt_test_plan_evaluation,
+        form=AltTestPlanForm,
+        template="validation/alt_test_plan.html",
     ),
 )
 

@@ -94,3 +94,67 @@ class CommandTests:
             == 1
         )
         assert run_command(capsys, "alt_test_plan", "--categories=3")[0] == 2
+
+
+@pytest.mark.django_db
+class PlanPageAndApiTests:
+    def test_the_page_and_the_api_give_the_commands_plan(
+        self, make_project, make_user, client, capsys, keep_test_connection
+    ):
+        from annotation.models import Role
+        from annotation.services import membership_add
+        from tests.api.conftest import client_for
+
+        project = make_project("copa_likert")
+        researcher = make_user("res")
+        membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+        query = {
+            "categories": 3,
+            "raters": 3,
+            "rater_noise": 0.2,
+            "model_noise": 0.2,
+            "epsilon": 0.2,
+            "sizes": "30:50:10",
+            "datasets": 2,
+            "boots": 2,
+            "seed": 1,
+        }
+        argv = [
+            "--categories=3",
+            "--raters=3",
+            "--rater-noise=0.2",
+            "--model-noise=0.2",
+            "--epsilon=0.2",
+            "--sizes=30:50:10",
+            "--datasets=2",
+            "--boots=2",
+            "--seed=1",
+        ]
+        code, out, err = run_command(capsys, "alt_test_plan", *argv)
+        assert code == 0, err
+        response = client_for(researcher).get(f"/api/projects/{project.slug}/evaluations/alt-test-plan/", query)
+        assert response.status_code == 200 and response.json() == json.loads(out)
+        client.force_login(researcher)
+        page = client.get(f"/p/{project.slug}/evaluations/alt-test-plan/", query)
+        assert page.status_code == 200 and "How many items" in page.content.decode()
+
+    def test_a_request_runs_at_most_two_thousand_simulations(self, make_project, make_user):
+        from annotation.models import Role
+        from annotation.services import membership_add
+        from tests.api.conftest import client_for
+
+        project = make_project("copa_likert")
+        researcher = make_user("res")
+        membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+        query = {
+            "categories": 3,
+            "raters": 3,
+            "rater_noise": 0.2,
+            "model_noise": 0.2,
+            "epsilon": 0.2,
+            "sizes": "30:200:10",
+            "datasets": 20,
+            "boots": 10,
+        }
+        response = client_for(researcher).get(f"/api/projects/{project.slug}/evaluations/alt-test-plan/", query)
+        assert response.status_code == 400 and "2,000" in response.content.decode()

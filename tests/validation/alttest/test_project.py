@@ -110,7 +110,7 @@ def copa(make_project, make_user):
     for n, item in enumerate(items.values()):
         scores = [(n + k) % 3 for k in range(3)]
         for k, rater in enumerate(("ann1", "ann2", "ann3")):
-            value = copa_value(scores[k] if k else scores[0])
+            value = copa_value(scores[1] if k == 1 else scores[0])  # ann1 and ann3 agree: a majority
             Annotation.objects.create(project=project, item=item, rater=rater, value=value, version=1)
         suggestion = suggest(good, item, copa_value(scores[0]))
         Suggestion.objects.filter(pk=suggestion.pk).update(score=0.5 + (n % 5) / 10)
@@ -155,6 +155,7 @@ class SameNumbersEverywhereTests:
         good_entry = next(r for r in from_command["runs"] if r["run"] == good.pk)
         assert good_entry["verdict"] in text.replace("&#x27;", "'")
         assert "What ε means" in text
+        assert f"Reliability diagram: copy-model (run {good.pk})" in text  # the run whose lines carry a score
 
         code, out, err = run_command(capsys, "alt_test", *argv, "--freeze")
         assert code == 0, err

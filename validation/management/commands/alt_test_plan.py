@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT
-from validation.alttest.planning import PlanParameters, parse_sizes, plan_table, simulate_plan
+from validation.alttest.planning import PlanParameters, parse_sizes, plan_json, plan_table, simulate_plan
 from validation.alttest.statistics import DEFAULT_EPSILON, DEFAULT_Q
 from validation.management.commands._shared import add_format_argument, json_text, non_negative_int
 from validation.reports.render import render_csv, render_latex, render_markdown
@@ -60,8 +60,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
         fmt = options["format"]
         if fmt == "json":
-            payload = {"parameters": parameters.to_json_dict(), "sizes": [p.to_json_dict() for p in points]}
-            self.stdout.write(json_text(payload))
+            self.stdout.write(json_text(plan_json(parameters, points)))
             return
         tables = (plan_table(parameters, points),)
         if fmt == "md":
