@@ -9,8 +9,7 @@ import pytest
 
 from annotation.models import Annotation, Role
 from annotation.services import membership_add
-from judges.models import Judge, JudgeRun
-from tests.validation.conftest import add_items, copa_value, suggest
+from tests.validation.conftest import add_items, copa_value, imported_run, suggest
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 SHOTS = os.environ.get("CONCORD_SCREENSHOTS")
@@ -21,19 +20,7 @@ def study(make_project, make_user):
     project = make_project("copa_likert", title="CoPA pilot")
     researcher = make_user("res")
     membership_add(project=project, user=researcher, role=Role.RESEARCHER)
-    runs = []
-    for model in ("gpt-4o", "small-model"):
-        judge = Judge.objects.create(
-            project=project,
-            kind=project.kind,
-            name=model,
-            backend="imported",
-            model=model,
-            prompt_name="import",
-            prompt_version=0,
-            fingerprint=model,
-        )
-        runs.append(JudgeRun.objects.create(judge=judge, project=project))
+    runs = [imported_run(project, model) for model in ("gpt-4o", "small-model")]
     for n, item in enumerate(add_items(project, [f"c{n:02d}" for n in range(40)]).values()):
         for k, rater in enumerate(("ann1", "ann2", "ann3")):
             Annotation.objects.create(

@@ -73,15 +73,12 @@ class AltTestParameters:
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> AltTestParameters:
-        options = AltTestOptions(
-            epsilon=data["epsilon"],
-            q=data["q"],
-            metric=data["metric"],
-            scope=data["scope"],
-            min_raters=data["min_raters"],
-            min_items=data["min_items"],
+        return cls(
+            runs=tuple(data["runs"]),
+            options=AltTestOptions.from_json_dict(data),
+            bootstrap=data["bootstrap"],
+            seed=data["seed"],
         )
-        return cls(runs=tuple(data["runs"]), options=options, bootstrap=data["bootstrap"], seed=data["seed"])
 
     def check(self) -> None:
         """The caps, as a ValueError (exit code 1, a 400, a form error)."""

@@ -70,14 +70,8 @@ class AltTestForm(RunsForm):
         def given(name: str, default: Any) -> Any:
             return default if data.get(name) in (None, "") else data[name]
 
-        options = AltTestOptions(
-            epsilon=given("epsilon", DEFAULT_EPSILON),
-            q=given("q", DEFAULT_Q),
-            metric=given("metric", "auto"),
-            scope=given("scope", "both"),
-            min_raters=given("min_raters", DEFAULT_MIN_RATERS),
-            min_items=given("min_items", DEFAULT_MIN_ITEMS),
-        )
+        defaults = AltTestOptions().to_json_dict()
+        options = AltTestOptions.from_json_dict({name: given(name, default) for name, default in defaults.items()})
         return AltTestParameters(
             runs=tuple(data["run"]), options=options, bootstrap=data["bootstrap"], seed=data.get("seed") or 0
         )

@@ -123,6 +123,11 @@ class AltTestOptions:
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(BAD_MIN.format(name=name, low=low, high=high, value=value))
 
+    @classmethod
+    def from_json_dict(cls, data: Mapping[str, Any]) -> AltTestOptions:
+        """The options from a mapping holding (at least) their six keys, as ``to_json_dict`` gives them."""
+        return cls(**{name: data[name] for name in ("epsilon", "q", "metric", "scope", "min_raters", "min_items")})
+
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "epsilon": self.epsilon,

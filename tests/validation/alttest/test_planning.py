@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.api.conftest import client_for
 from tests.validation.conftest import run_command
 from validation.alttest.planning import PlanParameters, _noisy_labels, parse_sizes, simulate_plan
 
@@ -96,18 +97,23 @@ class CommandTests:
         assert run_command(capsys, "alt_test_plan", "--categories=3")[0] == 2
 
 
+@pytest.fixture
+def project_and_researcher(make_project, make_user):
+    from annotation.models import Role
+    from annotation.services import membership_add
+
+    project = make_project("copa_likert")
+    researcher = make_user("res")
+    membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+    return project, researcher
+
+
 @pytest.mark.django_db
 class PlanPageAndApiTests:
     def test_the_page_and_the_api_give_the_commands_plan(
-        self, make_project, make_user, client, capsys, keep_test_connection
+        self, project_and_researcher, client, capsys, keep_test_connection
     ):
-        from annotation.models import Role
-        from annotation.services import membership_add
-        from tests.api.conftest import client_for
-
-        project = make_project("copa_likert")
-        researcher = make_user("res")
-        membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+        project, researcher = project_and_researcher
         query = {
             "categories": 3,
             "raters": 3,
@@ -138,14 +144,8 @@ class PlanPageAndApiTests:
         page = client.get(f"/p/{project.slug}/evaluations/alt-test-plan/", query)
         assert page.status_code == 200 and "How many items" in page.content.decode()
 
-    def test_a_request_runs_at_most_two_thousand_simulations(self, make_project, make_user):
-        from annotation.models import Role
-        from annotation.services import membership_add
-        from tests.api.conftest import client_for
-
-        project = make_project("copa_likert")
-        researcher = make_user("res")
-        membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+    def test_a_request_runs_at_most_two_thousand_simulations(self, project_and_researcher):
+        project, researcher = project_and_researcher
         query = {
             "categories": 3,
             "raters": 3,

@@ -9,28 +9,13 @@ import pytest
 
 from annotation.models import Annotation, Role
 from annotation.services import membership_add
-from judges.models import Judge, JudgeRun, Suggestion
+from judges.models import JudgeRun, Suggestion
 from tests.api.conftest import client_for
 from tests.validation.alttest.test_statistics import REFERENCE
-from tests.validation.conftest import add_items, copa_value, run_command, suggest
+from tests.validation.conftest import add_items, copa_value, imported_run, run_command, suggest
 from validation.models import ReportSnapshot
 
 pytestmark = pytest.mark.django_db
-
-
-def _run(project, model: str) -> JudgeRun:
-    """A run of an imported judge (the way a model's outputs made elsewhere arrive)."""
-    judge = Judge.objects.create(
-        project=project,
-        kind=project.kind,
-        name=model,
-        backend="imported",
-        model=model,
-        prompt_name="import",
-        prompt_version=0,
-        fingerprint=model,
-    )
-    return JudgeRun.objects.create(judge=judge, project=project)
 
 
 def _load_reference(project, dataset: str, models: tuple[str, ...]) -> dict[str, JudgeRun]:
@@ -45,7 +30,7 @@ def _load_reference(project, dataset: str, models: tuple[str, ...]) -> dict[str,
     )
     runs = {}
     for model in models:
-        run = runs[model] = _run(project, model)
+        run = runs[model] = imported_run(project, model)
         Suggestion.objects.bulk_create(
             Suggestion(
                 judge=run.judge,
@@ -106,7 +91,7 @@ def copa(make_project, make_user):
     fails on a quarter of the items; a researcher and an annotator."""
     project = make_project("copa_likert")
     items = add_items(project, [f"c{n:02d}" for n in range(40)])
-    good, patchy = _run(project, "copy-model"), _run(project, "patchy-model")
+    good, patchy = imported_run(project, "copy-model"), imported_run(project, "patchy-model")
     for n, item in enumerate(items.values()):
         scores = [(n + k) % 3 for k in range(3)]
         for k, rater in enumerate(("ann1", "ann2", "ann3")):

@@ -81,14 +81,7 @@ class Command(BaseCommand):
             raise CommandError("--run is required", returncode=2)
         parameters = AltTestParameters(
             runs=tuple(options["run"]),
-            options=AltTestOptions(
-                epsilon=options["epsilon"],
-                q=options["q"],
-                metric=options["metric"],
-                scope=options["scope"],
-                min_raters=options["min_raters"],
-                min_items=options["min_items"],
-            ),
+            options=AltTestOptions.from_json_dict(options),
             bootstrap=options["bootstrap"],
             seed=options["seed"],
         )
