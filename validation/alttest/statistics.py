@@ -85,7 +85,7 @@ BAD_SCOPE = f"scope must be one of {', '.join(SCOPES)}; got {{value!r}}"
 BAD_MIN = "{name} must be an integer from {low} to {high}; got {value!r}"
 NUMBERS_NEEDED = "neg_rmse aligns numbers; dimension {dimension!r} holds labels (use accuracy)"
 NO_RATER_TESTED = "no annotator rated {min_items} or more units with {min_raters} or more annotators and the model"
-CONSTANT_DIFFERENCES = "every unit gave the same difference: the t-test is undefined"
+CONSTANT_DIFFERENCES = "the t-test is undefined: every unit gave the same difference, or there is a single unit"
 #: Caps of the options: the paper's test needs nothing beyond them.
 MAX_MIN_RATERS = 100
 MAX_MIN_ITEMS = 100_000
