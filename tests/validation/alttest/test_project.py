@@ -200,3 +200,15 @@ class ReportSectionTests:
         project, *_ = copa
         report = build_report(project=project, parameters=ReportParameters(bootstrap=0))
         assert all(t.key != "alt_test" for t in report.tables)
+
+
+class RenderingTests:
+    @pytest.mark.parametrize(
+        ("fmt", "marker"), [("md", "| Run · scope |"), ("latex", r"\toprule"), ("csv", "alt_test,")]
+    )
+    def test_the_tables_render_in_every_format(self, copa, capsys, keep_test_connection, fmt, marker):
+        project, good, patchy, *_ = copa
+        argv = [project.slug, f"--run={good.pk}", f"--run={patchy.pk}", "--bootstrap=0", f"--format={fmt}"]
+        code, out, err = run_command(capsys, "alt_test", *argv)
+        assert code == 0, err
+        assert marker in out and "copy-model" in out
