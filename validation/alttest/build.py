@@ -163,7 +163,7 @@ def alt_test_evaluation(*, project: Project, parameters: AltTestParameters) -> E
             for test in tests
         ],
         "agreement_by_who_rated": [_who_rated_json(w) for w in agreement],
-        "calibration": [c.to_json_dict() for c in calibrations],
+        "calibration": [{**c.to_json_dict(), "run": int(c.run)} for c in calibrations],
         "epsilon_meaning": EPSILON_MEANING,
     }
     return Evaluation(

@@ -131,7 +131,7 @@ class SameNumbersEverywhereTests:
         assert patchy_entry["scopes"][0]["n_units"] == 30 * 6  # failed lines are unlabelled items
         assert [s["scope"] for s in patchy_entry["scopes"]] == ["pooled", "CT", "SA", "SC", "CLM", "MS", "AMR"]
         calibrated = {c["run"] for c in from_command["calibration"]}
-        assert calibrated == {str(good.pk)}
+        assert calibrated == {good.pk}
 
         client.force_login(researcher)
         page = client.get(f"/p/{project.slug}/evaluations/alt-test/", query)
