@@ -123,14 +123,4 @@ class AltTestPlanForm(EvaluationForm):
 
     def parameters(self) -> PlanParameters:
         data = self.cleaned_data
-        return PlanParameters(
-            categories=data["categories"],
-            raters=data["raters"],
-            rater_noise=data["rater_noise"],
-            model_noise=data["model_noise"],
-            epsilon=data["epsilon"],
-            sizes=data["sizes"],
-            datasets=data["datasets"],
-            boots=data["boots"],
-            seed=data.get("seed") or 0,
-        )
+        return PlanParameters.from_json_dict({**data, "q": DEFAULT_Q, "seed": data.get("seed") or 0})

@@ -66,19 +66,24 @@ class OptionTests:
             _plan(**changes).check()
 
 
+#: A plan small enough for a test: 3 sizes x 2 data sets x 2 draws.
+SMALL_PLAN = {
+    "categories": 3,
+    "raters": 3,
+    "rater_noise": 0.2,
+    "model_noise": 0.2,
+    "epsilon": 0.2,
+    "sizes": "30:50:10",
+    "datasets": 2,
+    "boots": 2,
+    "seed": 1,
+}
+SMALL_ARGV = [f"--{name.replace('_', '-')}={value}" for name, value in SMALL_PLAN.items()]
+
+
 class CommandTests:
     def test_the_command_prints_the_share_passed_per_size(self, capsys):
-        argv = [
-            "--categories=3",
-            "--raters=3",
-            "--rater-noise=0.2",
-            "--model-noise=0.2",
-            "--epsilon=0.2",
-            "--sizes=30:50:10",
-            "--datasets=2",
-            "--boots=2",
-            "--seed=1",
-        ]
+        argv = SMALL_ARGV
         code, out, err = run_command(capsys, "alt_test_plan", *argv)
         assert code == 0, err
         result = json.loads(out)
@@ -114,28 +119,8 @@ class PlanPageAndApiTests:
         self, project_and_researcher, client, capsys, keep_test_connection
     ):
         project, researcher = project_and_researcher
-        query = {
-            "categories": 3,
-            "raters": 3,
-            "rater_noise": 0.2,
-            "model_noise": 0.2,
-            "epsilon": 0.2,
-            "sizes": "30:50:10",
-            "datasets": 2,
-            "boots": 2,
-            "seed": 1,
-        }
-        argv = [
-            "--categories=3",
-            "--raters=3",
-            "--rater-noise=0.2",
-            "--model-noise=0.2",
-            "--epsilon=0.2",
-            "--sizes=30:50:10",
-            "--datasets=2",
-            "--boots=2",
-            "--seed=1",
-        ]
+        query = SMALL_PLAN
+        argv = SMALL_ARGV
         code, out, err = run_command(capsys, "alt_test_plan", *argv)
         assert code == 0, err
         response = client_for(researcher).get(f"/api/projects/{project.slug}/evaluations/alt-test-plan/", query)

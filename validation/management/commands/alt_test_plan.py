@@ -43,18 +43,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            parameters = PlanParameters(
-                categories=options["categories"],
-                raters=options["raters"],
-                rater_noise=options["rater_noise"],
-                model_noise=options["model_noise"],
-                epsilon=options["epsilon"],
-                q=options["q"],
-                sizes=parse_sizes(options["sizes"]),
-                datasets=options["datasets"],
-                boots=options["boots"],
-                seed=options["seed"],
-            )
+            parameters = PlanParameters.from_json_dict({**options, "sizes": parse_sizes(options["sizes"])})
             points = simulate_plan(parameters)
         except ValueError as exc:
             raise CommandError(str(exc), returncode=BAD_INPUT) from None
