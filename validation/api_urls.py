@@ -8,6 +8,7 @@ urlpatterns = [
     path("projects/<slug:slug>/agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
     path("projects/<slug:slug>/gold/", apis.GoldExportApi.as_view(), name="api_gold"),
     path("projects/<slug:slug>/estimates/", apis.EstimateApi.as_view(), name="api_estimates"),
+    path("projects/<slug:slug>/alt-test/", apis.AltTestApi.as_view(), name="api_alt_test"),
     path("projects/<slug:slug>/evaluations/<str:name>/", apis.EvaluationApi.as_view(), name="api_evaluation"),
     path("projects/<slug:slug>/sample/plan/", apis.SamplePlanApi.as_view(), name="api_sample_plan"),
 ]

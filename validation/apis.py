@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
+from validation.alttest.statistics import METRICS, SCOPES
 from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
 from validation.estimates.planning import StatedValues, plan_json, project_plan
 from validation.evaluations.base import render_evaluation
@@ -30,6 +31,8 @@ from validation.reports import ReportParameters, UnknownJudgeRun
 from validation.selectors import project_dimension_agreement
 
 NO_SUCH_EVALUATION = "no paper evaluation {name!r} for {kind} projects"
+#: The test's page and API slug (``validation.evaluations.registry``).
+ALT_TEST_SLUG = "alt-test"
 ONLY_RESEARCHERS_FREEZE = "only the project's researchers can freeze an evaluation"
 #: ``output`` of the evaluation API: its JSON (the command's), or the tables as text.
 EVALUATION_FORMATS = {
@@ -262,3 +265,33 @@ class EvaluationApi(APIView):
             "numbers_sha256": snapshot.numbers_sha256,
         }
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class AltTestApi(EvaluationApi):
+    """The Alternative Annotator Test: the ``alt-test`` evaluation (any kind with rating dimensions)."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("run", int, many=True, required=True, description="judge runs (repeat: ?run=3&run=4)"),
+            OpenApiParameter("epsilon", float, description="the annotators' advantage ε, 0-1 (0.2)"),
+            OpenApiParameter("q", float, description="false discovery rate of the BY step (0.05)"),
+            OpenApiParameter("metric", str, enum=list(METRICS)),
+            OpenApiParameter("scope", str, enum=list(SCOPES)),
+            OpenApiParameter("min_raters", int, description="annotators an item needs (2)"),
+            OpenApiParameter("min_items", int, description="items an annotator needs (30)"),
+            OpenApiParameter("bootstrap", int, description="resamples of the agreement intervals (1000)"),
+            OpenApiParameter("seed", int),
+            OpenApiParameter("output", str, enum=["json", *EVALUATION_FORMATS]),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+        description=(
+            "May a run replace the annotators? `manage.py alt_test SLUG --run ID ...`: winning rate and advantage "
+            "probability per run, pooled and per dimension, agreement by who rated and calibration."
+        ),
+    )
+    def get(self, request, slug: str):  # type: ignore[override]
+        return super().get(request, slug, ALT_TEST_SLUG)
+
+    @extend_schema(exclude=True)
+    def post(self, request, slug: str):  # type: ignore[override]
+        return super().post(request, slug, ALT_TEST_SLUG)

@@ -169,7 +169,7 @@ def _lines(axes: Any, data: dict[str, Any]) -> None:
         axes.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3, label=series["name"])
     if data.get("mark"):
         axes.axvline(data["mark"], color="grey", linestyle="--", linewidth=1, label=data.get("mark_label", ""))
-    axes.set_xscale("log")
+    axes.set_xscale(data.get("xscale", "log"))
     axes.set_xlabel(data["xlabel"], fontsize=LABEL_PT)
     axes.set_ylabel(data["ylabel"], fontsize=LABEL_PT)
     axes.legend(fontsize=TICK_PT)

@@ -87,6 +87,23 @@ def suggest(run, item: Item, value: Any | None, *, failure: str = "", prompt_sha
     )
 
 
+def imported_run(project: Project, model: str):
+    """A run of an imported judge named ``model`` (how outputs made elsewhere arrive), without lines yet."""
+    from judges.models import Judge, JudgeRun
+
+    judge = Judge.objects.create(
+        project=project,
+        kind=project.kind,
+        name=model,
+        backend="imported",
+        model=model,
+        prompt_name="import",
+        prompt_version=0,
+        fingerprint=model,
+    )
+    return JudgeRun.objects.create(judge=judge, project=project)
+
+
 @pytest.fixture
 def reference_kind(settings) -> Iterator[str]:
     """Registers ``reference_rating``: a value ``{"value": x}`` rated on three dimensions, the same

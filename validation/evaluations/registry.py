@@ -17,6 +17,9 @@ from typing import Any
 from annotation.kinds import KINDS, all_kinds
 from annotation.models import Project
 from annotation.registry import Registry
+from validation.alttest.build import AltTestParameters, alt_test_evaluation
+from validation.alttest.forms import AltTestForm, AltTestPlanForm
+from validation.alttest.planning import PlanParameters, alt_test_plan_evaluation
 from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, UnknownJudgeRun, WrongKind
 from validation.evaluations.forms import EvaluationForm
@@ -71,7 +74,10 @@ class PaperEvaluation:
     kind: str = ""
 
     def applies_to(self, project: Project) -> bool:
-        return not self.kind or self.kind == project.kind
+        """This kind's evaluation, or one of any kind on a kind that declares rating dimensions."""
+        if self.kind:
+            return self.kind == project.kind
+        return bool(project.task_kind.rating_dimensions)
 
 
 #: Evaluations of any kind's project; their pages are their own.
@@ -82,6 +88,26 @@ ANY_KIND = (
         title="Estimates: model only, people only, prediction-powered",
         from_json=EstimateParameters.from_json_dict,
         evaluate=project_estimates,
+    ),
+    PaperEvaluation(
+        name="alt_test",
+        slug="alt-test",
+        title="Alternative Annotator Test",
+        summary="Calderon, Reichart & Dror (ACL 2025): winning rate and advantage probability per dimension",
+        from_json=AltTestParameters.from_json_dict,
+        evaluate=alt_test_evaluation,
+        form=AltTestForm,
+        template="validation/alt_test.html",
+    ),
+    PaperEvaluation(
+        name="alt_test_plan",
+        slug="alt-test-plan",
+        title="Alternative Annotator Test: how many items?",
+        summary="the authors' simulation (Appendix C): the share of studies the model passes per number of items",
+        from_json=PlanParameters.from_json_dict,
+        evaluate=alt_test_plan_evaluation,
+        form=AltTestPlanForm,
+        template="validation/alt_test_plan.html",
     ),
 )
 
@@ -123,8 +149,9 @@ def evaluation_named(name: str) -> PaperEvaluation:
 
 
 def evaluations_for(project: Project, *, with_page: bool = True) -> list[PaperEvaluation]:
-    """The evaluations of the project's kind (those with a generic page, unless ``with_page`` is False)."""
-    return [e for e in EVALUATIONS.all() if e.kind == project.kind and (e.form is not None or not with_page)]
+    """The evaluations of the project's kind, then those of any kind (those with a generic page, unless
+    ``with_page`` is False)."""
+    return [e for e in EVALUATIONS.all() if e.applies_to(project) and (e.form is not None or not with_page)]
 
 
 def page_evaluation(project: Project, slug: str) -> PaperEvaluation | None:

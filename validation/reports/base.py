@@ -38,6 +38,7 @@ from validation.agreement.measures import (
 )
 from validation.agreement.summaries import ExposureInput, exposure_comparisons, exposure_input
 from validation.ratings import HIDDEN, SHOWN, RatingSet
+from validation.reports.replacement import report_alt_test
 from validation.reports.tables import (
     WEIGHTS,
     Cell,
@@ -281,6 +282,10 @@ class ReportBuilder:
         anchoring = anchoring_table(ctx)
         if anchoring is not None:
             tables.append(anchoring)
+        if ctx.judge is not None and ctx.dimensions:
+            tables.append(
+                report_alt_test(ctx.ratings, ctx.dimensions, ctx.human_raters, ctx.judge.rater, ctx.judge.label)
+            )
         return tables
 
 
