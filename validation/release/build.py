@@ -209,7 +209,7 @@ def release_build(
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ValidationFailed([FieldError("output", OUTPUT_EXISTS.format(path=target))])
     snapshot = _snapshot(project, snapshot_id) if snapshot_id is not None else None
-    say = progress or (lambda _text: None)
+    say = progress or (lambda _step: None)
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:

@@ -10,16 +10,17 @@ loses nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pyarrow as pa
 
 __all__ = [
+    "arrow_converter",
     "arrow_type",
     "croissant_type",
     "hf_features",
-    "to_arrow_value",
 ]
 
 _SCALARS: dict[str, pa.DataType] = {
@@ -90,21 +91,37 @@ def _is_open(schema: dict[str, Any]) -> bool:
     return arrow_type(schema) == JSON_TEXT and _json_type(schema) != "string"
 
 
-def to_arrow_value(value: Any, schema: dict[str, Any]) -> Any:
-    """``value`` shaped for :func:`arrow_type` of ``schema``: open parts become JSON text."""
-    if value is None:
-        return None
+def _json_text(value: Any) -> Any:
+    return None if value is None else orjson.dumps(value).decode()
+
+
+def _converter(schema: dict[str, Any]) -> Callable[[Any], Any] | None:
+    """What turns a valid value into its Arrow form, or None where Arrow takes it as it is (scalars,
+    and records and lists with nothing open inside: Arrow ignores keys a struct does not name)."""
     if _is_open(schema):
-        return orjson.dumps(value).decode()
+        return _json_text
     kind = arrow_type(schema)
     if pa.types.is_list(kind):
-        return [to_arrow_value(v, schema["items"]) for v in value]
+        inner = _converter(schema["items"])
+        return None if inner is None else (lambda value: None if value is None else [inner(v) for v in value])
     if pa.types.is_struct(kind):
-        properties = _object_properties(schema) or {}
-        return {name: to_arrow_value(value.get(name), spec) for name, spec in properties.items()}
-    if pa.types.is_floating(kind) and isinstance(value, int):
-        return float(value)
-    return value
+        members = {name: c for name, spec in (_object_properties(schema) or {}).items() if (c := _converter(spec))}
+        if not members:
+            return None
+
+        def record(value: Any) -> Any:
+            if value is None:
+                return None
+            return {**value, **{name: convert(value.get(name)) for name, convert in members.items()}}
+
+        return record
+    return None
+
+
+def arrow_converter(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """A function, worked out once per schema, that shapes a value valid under ``schema`` for
+    :func:`arrow_type` of it: the parts the schema leaves open become JSON text, the rest stays."""
+    return _converter(schema) or (lambda value: value)
 
 
 _HF_DTYPES = {pa.int64(): "int64", pa.float64(): "float64", pa.string(): "string", pa.bool_(): "bool"}

@@ -21,7 +21,7 @@ from annotation.models import Project
 from judges.models import JudgeRun, Suggestion
 from judges.run_files.export import run_provenance
 from validation.goldset import project_items_state
-from validation.release.schema import arrow_type, to_arrow_value
+from validation.release.schema import arrow_converter, arrow_type
 
 __all__ = ["SPLITS", "Split", "rater_pseudonyms", "split_rows"]
 
@@ -61,14 +61,15 @@ def _gold(project: Project) -> Split:
     ]
 
     def rows() -> Iterator[dict[str, Any]]:
+        payload_of, gold_of = arrow_converter(kind.payload_schema), arrow_converter(kind.value_schema)
         for state in project_items_state(project=project, with_reasons=False):
             gold = state.gold
             if not gold.ready:
                 continue
             yield {
                 "external_id": state.item.external_id,
-                "payload": to_arrow_value(state.item.payload, kind.payload_schema),
-                "gold": to_arrow_value(gold.value, kind.value_schema),
+                "payload": payload_of(state.item.payload),
+                "gold": gold_of(gold.value),
                 "gold_source": gold.source,
                 "agreement": gold.agreement,
                 "n_raters": len(gold.raters),
@@ -91,7 +92,7 @@ def _answers(project: Project) -> Split:
     ]
 
     def rows() -> Iterator[dict[str, Any]]:
-        pseudonyms = rater_pseudonyms(project)
+        pseudonyms, value_of = rater_pseudonyms(project), arrow_converter(kind.value_schema)
         answers = (
             latest_annotations(project=project)
             .order_by("item_id", "rater")
@@ -110,7 +111,7 @@ def _answers(project: Project) -> Split:
             yield {
                 "external_id": external_id,
                 "rater": pseudonyms[rater],
-                "value": to_arrow_value(value, kind.value_schema),
+                "value": value_of(value),
                 "version": version,
                 "source": source,
                 "seconds_on_item": seconds,
@@ -135,6 +136,7 @@ def _runs(project: Project) -> Split:
     ]
 
     def rows() -> Iterator[dict[str, Any]]:
+        value_of = arrow_converter(kind.value_schema)
         for run in JudgeRun.objects.filter(project=project).select_related("judge").order_by("pk"):
             provenance = run_provenance(run)
             outputs = (
@@ -149,7 +151,7 @@ def _runs(project: Project) -> Split:
                     "model": str(provenance.get("model", "")),
                     "prompt": str(provenance.get("prompt", "")),
                     "status": status,
-                    "value": to_arrow_value(value, kind.value_schema),
+                    "value": value_of(value),
                     "score": score,
                     "failure_reason": reason or None,
                 }
