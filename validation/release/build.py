@@ -32,7 +32,8 @@ from validation.models import ReleaseSettings, ReportSnapshot
 from validation.release.card import CardFacts, SplitFile, dataset_card
 from validation.release.croissant import croissant_metadata
 from validation.release.splits import SPLITS, Split, rater_pseudonyms, split_rows
-from validation.reports import ReportParameters, build_report
+from validation.reports import ReportParameters
+from validation.selectors import project_report
 from validation.services import render_report
 
 __all__ = [
@@ -140,12 +141,13 @@ def _pseudonymised(text: str, pseudonyms: dict[str, str]) -> str:
 def _agreement(project: Project, snapshot: ReportSnapshot | None) -> tuple[str, str, str]:
     """The agreement tables (Markdown), a one-paragraph summary, and which numbers they are."""
     if snapshot is None:
-        report = build_report(project=project, parameters=ReportParameters())
+        # The report page's own computation: a release right after reading the report reuses it.
+        report = project_report(project=project, parameters=ReportParameters())
         markdown, numbers = render_report(report, "md"), report.numbers()
         which = f"Computed at release ({report.inputs_sha256[:12]}…)."
     else:
         parameters = ReportParameters.from_json_dict(snapshot.parameters)
-        report = build_report(project=project, parameters=parameters)
+        report = project_report(project=project, parameters=parameters)
         if report.inputs_sha256 != snapshot.inputs_sha256:
             raise ValidationFailed(
                 [
