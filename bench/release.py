@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import ROOT, peak_rss_mb, setup_django  # noqa: E402
+from bench.common import child_json, peak_rss_mb, setup_django  # noqa: E402
 from bench.export_scale import store  # noqa: E402
 
 SLUG = "bench-release"
@@ -74,9 +73,7 @@ def child(what: str, slug: str, target: str) -> dict:
 
 
 def measure(what: str, slug: str, target: Path) -> dict:
-    command = [sys.executable, __file__, "--child", what, slug, str(target)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_json(__file__, what, slug, str(target))
 
 
 def main() -> None:
