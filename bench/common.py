@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import socket
@@ -22,6 +23,14 @@ def setup_django() -> None:
     import django
 
     django.setup()
+
+
+def child_json(script: str, *argv: str) -> dict:
+    """Run ``script --child ARGV...`` in a fresh Python process (its peak RSS its own) and read the JSON
+    object it prints last."""
+    command = [sys.executable, script, "--child", *argv]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def peak_rss_mb() -> float:

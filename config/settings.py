@@ -411,6 +411,8 @@ CONCORD_MAX_RECORD_BYTES = int(os.environ.get("CONCORD_MAX_RECORD_BYTES", str(10
 CONCORD_MAX_ANSWER_BYTES = int(os.environ.get("CONCORD_MAX_ANSWER_BYTES", str(64 * 1024)))
 CONCORD_MAX_JSON_DEPTH = int(os.environ.get("CONCORD_MAX_JSON_DEPTH", "64"))
 CONCORD_API_MAX_PAGE_SIZE = int(os.environ.get("CONCORD_API_MAX_PAGE_SIZE", "1000"))
+# A dataset release cuts each split's Parquet into files of at most this many bytes (the Hub's advice: 500 MB).
+CONCORD_RELEASE_SHARD_BYTES = int(os.environ.get("CONCORD_RELEASE_SHARD_BYTES", str(500 * 1024 * 1024)))
 # Uploads go to a temporary file (FILE_UPLOAD_MAX_MEMORY_SIZE = 0 above) that stops growing at the cap.
 FILE_UPLOAD_HANDLERS = ["annotation.uploads.CappedTemporaryFileUploadHandler"]
 # Any signed-in user may create projects (and becomes their researcher). Off: only staff and holders of

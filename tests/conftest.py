@@ -1,4 +1,5 @@
 import os
+from typing import Any
 
 import pytest
 
@@ -45,5 +46,26 @@ def make_project(db):
 
     def make(kind: str = "copa_likert", slug: str | None = None, **options):
         return project_create(slug=slug or kind.replace("_", "-"), kind=kind, **options)
+
+    return make
+
+
+@pytest.fixture
+def judge_run():
+    """``make(project, backend="openai")``: a judge of the project's kind and a run of it over the items."""
+    from judges.services import judge_get_or_create, judge_run_start
+
+    def make(project, *, backend: str = "openai", name: str = "", prompt: str = "", seed: int = 42):
+        options: dict[str, Any] = {
+            "project": project,
+            "backend": backend,
+            "name": name,
+            "prompt": prompt,
+            "seed": seed,
+        }
+        if backend == "openai":
+            options |= {"model": "test-llm-7b"}
+        judge, _ = judge_get_or_create(**options)
+        return judge_run_start(judge=judge, project=project)
 
     return make

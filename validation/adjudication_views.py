@@ -40,10 +40,11 @@ CONTENT_TYPES = {"jsonl": "application/jsonl", "csv": "text/csv", "parquet": "ap
 
 @login_required
 def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project, _ = require_project_role(request, slug, DECIDERS, denied=NOT_A_DECIDER)
+    project, roles = require_project_role(request, slug, DECIDERS, denied=NOT_A_DECIDER)
     queue, short = adjudication_lists(project=project)
     context = {
         "project": project,
+        "is_researcher": Role.RESEARCHER in roles,
         "queue": queue,
         "short": short,
         "summary": gold_summary(project=project),

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from validation import apis
+from validation import apis, release_apis
 
 urlpatterns = [
     path("projects/<slug:slug>/agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
@@ -11,4 +11,10 @@ urlpatterns = [
     path("projects/<slug:slug>/alt-test/", apis.AltTestApi.as_view(), name="api_alt_test"),
     path("projects/<slug:slug>/evaluations/<str:name>/", apis.EvaluationApi.as_view(), name="api_evaluation"),
     path("projects/<slug:slug>/sample/plan/", apis.SamplePlanApi.as_view(), name="api_sample_plan"),
+    path("projects/<slug:slug>/release/", release_apis.ReleaseApi.as_view(), name="api_release"),
+    path(
+        "projects/<slug:slug>/release/settings/",
+        release_apis.ReleaseSettingsApi.as_view(),
+        name="api_release_settings",
+    ),
 ]

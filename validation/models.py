@@ -100,3 +100,28 @@ class Adjudication(_AppendOnly):
 
     def __str__(self) -> str:
         return f"decision on {self.item_id} by {self.expert_id}"
+
+
+class ReleaseSettings(models.Model):
+    """What a project's dataset release says of itself that Concord cannot know: licence, creators,
+    citation. Entered once on the release page (or by the API) and remembered for the next release."""
+
+    project = models.OneToOneField("annotation.Project", on_delete=models.CASCADE, related_name="release_settings")
+    #: A licence id as the Hub's dataset cards write it (``cc-by-4.0``, ``mit``, ``other``).
+    license = models.CharField(max_length=64, blank=True)
+    #: One creator (a person or an organisation) per line.
+    creators = models.TextField(blank=True, max_length=2000)
+    #: How to cite the dataset (BibTeX or a sentence).
+    citation = models.TextField(blank=True, max_length=4000)
+    #: Where the dataset will be published; only written into the metadata, never fetched.
+    url = models.URLField(blank=True, max_length=500)
+    version = models.CharField(max_length=32, default="1.0.0")
+    #: Language codes of the items' text, comma-separated (``en``, ``zh``).
+    language = models.CharField(max_length=100, blank=True, default="en")
+    description = models.TextField(blank=True, max_length=4000)
+    #: Written into Croissant's ``rai:annotatorDemographics`` only when the team entered it.
+    annotator_demographics = models.TextField(blank=True, max_length=4000)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"release settings of {self.project_id}"

@@ -161,7 +161,7 @@ class TaskKind:
     Facets (the members, by what they serve)
     ----------------------------------------
     identity
-        ``name``, ``label``, ``description``.
+        ``name``, ``label``, ``description``, ``hub_task_categories``.
     schema (imports, the API, LLM structured output, docs/formats.md)
         ``payload_schema``, ``value_schema``, ``payload_rules``, ``value_rules``,
         ``payload_rule_notes``, ``value_rule_notes``, ``value_rules_need_payload``, ``value_rules_payload_keys``,
@@ -192,6 +192,8 @@ class TaskKind:
     name: ClassVar[str]
     label: ClassVar[str]
     description: ClassVar[str] = ""
+    #: The Hugging Face Hub's ``task_categories`` a release of the kind's data is listed under.
+    hub_task_categories: ClassVar[tuple[str, ...]] = ("text-classification",)
     #: JSON Schemas of an item's payload and of a value. Each property's ``description`` is the field's
     #: meaning; docs/build_formats.py writes docs/formats.md from them (a field without one stops it).
     payload_schema: ClassVar[dict]

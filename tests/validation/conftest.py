@@ -49,27 +49,6 @@ def copa_value(*scores: int) -> dict:
     return {"scores": dict(zip(factors, scores, strict=True))}
 
 
-@pytest.fixture
-def judge_run():
-    """``make(project, backend="openai")``: a judge of the project's kind and a run of it over the items."""
-    from judges.services import judge_get_or_create, judge_run_start
-
-    def make(project: Project, *, backend: str = "openai", name: str = "", prompt: str = "", seed: int = 42):
-        options: dict[str, Any] = {
-            "project": project,
-            "backend": backend,
-            "name": name,
-            "prompt": prompt,
-            "seed": seed,
-        }
-        if backend == "openai":
-            options |= {"model": "test-llm-7b"}
-        judge, _ = judge_get_or_create(**options)
-        return judge_run_start(judge=judge, project=project)
-
-    return make
-
-
 def suggest(run, item: Item, value: Any | None, *, failure: str = "", prompt_sha256: str = "p" * 64):
     """A judge's suggestion for ``item``: OK with ``value``, or failed with ``failure`` (value None)."""
     from judges.models import Suggestion
