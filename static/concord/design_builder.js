@@ -8,6 +8,7 @@
   "use strict";
 
   var fieldset, textarea, builder, preview, examples, locked, timer;
+  var asked = 0; // previews asked for: an answer to an older request is dropped
 
   function chosenKind() {
     if (fieldset.hasAttribute("data-kind")) return fieldset.getAttribute("data-kind");
@@ -169,9 +170,10 @@
     body.append("design", textarea.value);
     var token = document.querySelector("#project-form [name=csrfmiddlewaretoken]");
     if (token) body.append("csrfmiddlewaretoken", token.value);
+    var mine = ++asked;
     fetch(fieldset.getAttribute("data-preview-url"), { method: "POST", body: body, credentials: "same-origin" })
       .then(function (response) { return response.text(); })
-      .then(function (html) { preview.innerHTML = html; });
+      .then(function (html) { if (mine === asked) preview.innerHTML = html; });
   }
 
   function kindChanged() {
