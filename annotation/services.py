@@ -28,7 +28,7 @@ from annotation.importing import file_format
 from annotation.importing.services import import_job_record
 from annotation.item_places import places_follow_overlap
 from annotation.kinds import get_kind
-from annotation.kinds.designs import design_json
+from annotation.kinds.designs import design_form, design_json
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 from annotation.selectors import project_size_changed
 
@@ -186,7 +186,9 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     if "kind" in changes and changes["kind"] != project.kind and locks.kind:
         errors["kind"] = locks.kind
     if "design" in changes and design_json(changes["design"]) != design_json(project.design):
-        if locks.design:
+        # The judge's prompt may change with answers: people answered the form, not the prompt.
+        form_changed = design_json(design_form(changes["design"])) != design_json(design_form(project.design))
+        if locks.design and form_changed:
             errors["design"] = locks.design
         elif locks.seed and _design_fields(changes["design"]) != _design_fields(project.design):
             errors["design"] = DESIGN_FIELDS_LOCKED_BY_ITEMS

@@ -14,6 +14,7 @@ texts the design shows (Markdown + TeX, in the design's order) and everything el
 from __future__ import annotations
 
 import json
+import string
 import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -43,6 +44,32 @@ FIELDS = {
     "items": object_schema({"name": NAME, "title": TITLE}, required=["name"]),
     "description": f"the item fields the annotator sees, in order (1 to {MAX_FIELDS}): Markdown + TeX",
 }
+MAX_PROMPT_CHARS = 20_000
+JUDGE_PROMPT = object_schema(
+    {
+        "system": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_PROMPT_CHARS,
+            "description": "the system message",
+        },
+        "user": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_PROMPT_CHARS,
+            "description": "the user message: `$name` of a shown field is its text, `$fields` all of them, "
+            "`$questions` what to answer",
+        },
+    },
+    required=["user"],
+    description="the LLM judge's prompt (optional; a prompt from the design is used without it). "
+    "Not frozen with the design: a changed prompt is a new prompt for later runs",
+)
+#: The placeholder of a judge prompt that stands for what to answer (the design's questions, in words).
+QUESTIONS_SLOT, FIELDS_SLOT = "questions", "fields"
+UNKNOWN_PLACEHOLDER = "unknown placeholder ${name} (use a shown field's name, $fields for all of them, or $questions)"
+DEFAULT_SYSTEM = "You annotate items for a research study. Follow the instructions exactly and answer with JSON only."
+DEFAULT_USER = "$fields\n\nAnswer:\n$questions\n\nAnswer with JSON only, in the shape the schema gives."
 #: A design is small; a larger one is refused before it is read further.
 MAX_DESIGN_BYTES = 64 * 1024
 DESIGN_TOO_LARGE = f"a design may have at most {MAX_DESIGN_BYTES // 1024} KiB of JSON"
@@ -55,6 +82,11 @@ META_HIDDEN = "the item's provenance and conditions (source, model, split): rate
 _BOUND: dict[tuple[str, str], TaskKind] = {}
 _BOUND_LOCK = threading.Lock()
 _BOUND_MAX = 512
+
+
+def design_form(design: Any) -> Any:
+    """What of a design people answer in: all of it but the judge's prompt (which may change later)."""
+    return {k: v for k, v in design.items() if k != "judge_prompt"} if isinstance(design, dict) else design
 
 
 def design_json(design: Any) -> str:
@@ -100,6 +132,31 @@ class DesignedKind(TaskKind):
         """Rules across a design's entries that its schema cannot state. Yields errors."""
         fields = design["fields"]
         yield from repeated_names(fields, path="fields")
+        allowed = {field["name"] for field in fields} | {QUESTIONS_SLOT, FIELDS_SLOT}
+        for part, text in (design.get("judge_prompt") or {}).items():
+            for match in string.Template.pattern.finditer(text):
+                name = match.group("named") or match.group("braced")
+                if match.group("invalid") is not None or (name is not None and name not in allowed):
+                    shown = name if name is not None else text[match.start() : match.start() + 20]
+                    yield FieldError(f"judge_prompt.{part}", UNKNOWN_PLACEHOLDER.format(name=shown.lstrip("$")))
+
+    # -- the LLM judge's prompt, from the design ---------------------------------------------------
+    def judge_questions(self) -> str:
+        """What the judge answers, in words: one line per dimension or question, with its scale or labels."""
+        raise NotImplementedError("subclasses of DesignedKind must provide judge_questions()")
+
+    def judge_messages(self, payload: dict) -> list[dict[str, str]]:
+        """The judge's messages for one item: the design's prompt (or one from the design), each
+        ``$field`` its shown text and ``$questions`` what to answer. Only shown fields are filled in:
+        the judge sees what people see."""
+        prompt = self.design.get("judge_prompt") or {}
+        texts = self.shown_fields(payload)
+        shown = {field["name"]: text["text"] for field, text in zip(self.design["fields"], texts, strict=True)}
+        fields = "\n\n".join(f"## {entry['title']}\n{entry['text']}" for entry in texts)
+        slots = {FIELDS_SLOT: fields, **shown, QUESTIONS_SLOT: self.judge_questions()}
+        system = string.Template(prompt.get("system", DEFAULT_SYSTEM)).safe_substitute(slots)
+        user = string.Template(prompt.get("user", DEFAULT_USER)).safe_substitute(slots)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
 
     def example_refused_design(self) -> dict:
         """A design its checks refuse, for the docs (each kind shows its own kind of mistake)."""

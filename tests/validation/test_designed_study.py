@@ -43,7 +43,9 @@ def test_past_answers_come_in_by_rater_name_and_bad_lines_are_named(study, tmp_p
         call_command("import_annotations", study.slug, str(write_jsonl(tmp_path / "bad.jsonl", bad)))
     assert "line 2" in str(refused.value) and "value.ratings.grade" in str(refused.value)
     assert not Annotation.objects.exists()
-    call_command("import_annotations", study.slug, str(write_jsonl(tmp_path / "a.jsonl", [answer(*a) for a in ANSWERS])))
+    call_command(
+        "import_annotations", study.slug, str(write_jsonl(tmp_path / "a.jsonl", [answer(*a) for a in ANSWERS]))
+    )
     assert set(Annotation.objects.values_list("rater", flat=True)) == {"ada", "bo"}
 
 
@@ -60,7 +62,9 @@ def test_a_model_s_run_is_checked_against_the_design(study, tmp_path):
 
 
 def test_gold_is_the_agreed_value_and_the_far_apart_item_waits_for_an_expert(study, tmp_path):
-    call_command("import_annotations", study.slug, str(write_jsonl(tmp_path / "a.jsonl", [answer(*a) for a in ANSWERS])))
+    call_command(
+        "import_annotations", study.slug, str(write_jsonl(tmp_path / "a.jsonl", [answer(*a) for a in ANSWERS]))
+    )
     out = tmp_path / "gold.jsonl"
     call_command("export_gold", study.slug, "--format", "jsonl", "-o", str(out))
     gold = {record["external_id"]: record for record in map(json.loads, out.read_text().splitlines())}

@@ -14,7 +14,16 @@ from typing import Any
 
 from annotation.errors import FieldError
 from annotation.kinds.base import OPTIONAL_TEXT, RatingDimension, described, object_schema, without_none
-from annotation.kinds.designs import DESCRIPTION, FIELDS, NAME, TITLE, DesignedKind, entry_title, repeated_names
+from annotation.kinds.designs import (
+    DESCRIPTION,
+    FIELDS,
+    JUDGE_PROMPT,
+    NAME,
+    TITLE,
+    DesignedKind,
+    entry_title,
+    repeated_names,
+)
 
 MAX_QUESTIONS = 20
 #: Labels per question, at most: the number keys 1-9 and 0 choose them.
@@ -59,6 +68,7 @@ DESIGN_SCHEMA = object_schema(
             "description": f"the questions asked, in order (1 to {MAX_QUESTIONS})",
         },
         "comment": {"type": "boolean", "description": "whether the form has a free comment box"},
+        "judge_prompt": JUDGE_PROMPT,
     },
     required=["fields", "questions"],
 )
@@ -151,6 +161,16 @@ class LabelSet(DesignedKind):
         yield from repeated_names(design["questions"], path="questions")
         for index, question in enumerate(design["questions"]):
             yield from repeated_names(question["labels"], path=f"questions[{index}].labels", key="value")
+
+    def judge_questions(self) -> str:
+        lines = []
+        for q in self.design["questions"]:
+            labels = "; ".join(f"{label['value']} = {label['text']}" for label in q["labels"])
+            shape = "a list of one or more of" if q.get("multiple") else "one of"
+            optional = "" if q.get("required", True) else " (may be left out)"
+            description = f". {q['description']}" if q.get("description") else ""
+            lines.append(f"- labels.{q['name']} ({entry_title(q)}): {shape} {labels}{optional}{description}")
+        return "\n".join(lines)
 
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         answers = value["labels"]

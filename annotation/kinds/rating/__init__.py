@@ -14,7 +14,16 @@ from typing import Any
 
 from annotation.errors import FieldError
 from annotation.kinds.base import OPTIONAL_TEXT, RatingDimension, described, form_int, object_schema, without_none
-from annotation.kinds.designs import DESCRIPTION, FIELDS, NAME, TITLE, DesignedKind, entry_title, repeated_names
+from annotation.kinds.designs import (
+    DESCRIPTION,
+    FIELDS,
+    JUDGE_PROMPT,
+    NAME,
+    TITLE,
+    DesignedKind,
+    entry_title,
+    repeated_names,
+)
 
 MAX_DIMENSIONS = 30
 #: A scale's points, at most: digit keys choose a point, so a scale fits the ten digits and one more (0-10).
@@ -54,6 +63,7 @@ DESIGN_SCHEMA = object_schema(
             "description": f"the dimensions rated, in order (1 to {MAX_DIMENSIONS})",
         },
         "comment": {"type": "boolean", "description": "whether the form has a free comment box"},
+        "judge_prompt": JUDGE_PROMPT,
     },
     required=["fields", "dimensions"],
 )
@@ -153,6 +163,18 @@ class RatingScale(DesignedKind):
             for point in dimension.get("points") or {}:
                 if not low <= int(point) <= high:
                     yield FieldError(f"dimensions[{index}].points.{point}", NOT_A_POINT.format(low=low, high=high))
+
+    def judge_questions(self) -> str:
+        lines = []
+        for d in self.design["dimensions"]:
+            texts = ", ".join(f"{point} = {text}" for point, text in scale(d) if text)
+            optional = "" if d.get("required", True) else " (may be left out)"
+            lines.append(
+                f"- ratings.{d['name']} ({entry_title(d)}): a whole number from {d['min']} to {d['max']}{optional}"
+                + (f"; {texts}" if texts else "")
+                + (f". {d['description']}" if d.get("description") else "")
+            )
+        return "\n".join(lines)
 
     def value_ratings(self, value: dict, payload: dict | None) -> Iterator[tuple[str, str, Any]]:
         ratings = value["ratings"]
