@@ -112,3 +112,20 @@ def test_estimates_take_a_dimension_s_mean_and_a_label_s_share(make_project):
     labels = make_project("categorical", design=VERDICT).task_kind
     shares = {"verdict.model_a": 0.0, "verdict.model_b": 0.0, "verdict.tie": 1.0}
     assert labels.estimate_numbers({"labels": {"verdict": "tie"}}, None) == shares
+
+
+@pytest.mark.django_db
+def test_a_designed_project_s_report_is_frozen_and_checks_and_names_its_dimensions(make_project, make_user, tmp_path):
+    from validation.reports import build_report
+    from validation.services import render_report, report_snapshot_check, report_snapshot_create
+
+    project, users = _project(make_project, make_user, tmp_path, "rating", SUMMEVAL, ["summary"])
+    for n, item in enumerate(project.items.order_by("pk")):
+        for r, user in enumerate(users):
+            ratings = {d["name"]: 1 + (n + r * (i + 1)) % 5 for i, d in enumerate(SUMMEVAL["dimensions"])}
+            annotation_submit(item=item, user=user, value={"ratings": ratings})
+    snapshot = report_snapshot_create(project=project, parameters=ReportParameters(bootstrap=50, seed=1))
+    check = report_snapshot_check(snapshot=snapshot)
+    assert (check.inputs_match, check.numbers_match, check.error) == (True, True, "")
+    markdown = render_report(build_report(project=project, parameters=ReportParameters()), "md")
+    assert all(title in markdown for title in ("Coherence", "Consistency", "Fluency", "Relevance"))
