@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import string
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from jsonschema import Draft202012Validator
@@ -114,6 +114,8 @@ class DesignedKind(TaskKind):
     design_schema: ClassVar[dict]
     #: The design this kind is bound to (the class body's: the example design).
     design: ClassVar[dict]
+    #: The value's key that holds the answers, one per dimension or question (``ratings``, ``labels``).
+    answers_key: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -188,6 +190,20 @@ class DesignedKind(TaskKind):
         texts = payload.get("fields") if isinstance(payload, dict) else None
         texts = texts if isinstance(texts, dict) else {}
         return [{"title": entry_title(field), "text": texts.get(field["name"], "")} for field in self.design["fields"]]
+
+    def form_comment(self, data: Any) -> str | None:
+        """The form's comment, where the design has a comment box (else none is read)."""
+        return (data.get("comment") or None) if self.design.get("comment") else None
+
+    def field_label(self, path: Sequence[str | int]) -> str:
+        # The form shows each dimension or question by its title, and the answers as the whole form.
+        if list(path[:1]) == [self.answers_key]:
+            return self.field_words.get(str(path[1]), "") if len(path) > 1 else ""
+        return super().field_label(path)
+
+    def example_payload(self) -> dict:
+        fields = {f["name"]: f"The {entry_title(f).lower()} of the example item." for f in self.design["fields"]}
+        return {"fields": fields, "meta": {"source": "example"}}
 
     # -- the design contract -------------------------------------------------------------------------
     def check_design(self, design: Any) -> list[FieldError]:

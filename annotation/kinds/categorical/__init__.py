@@ -9,7 +9,7 @@ and per label of a several-label question (chosen or not).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from annotation.errors import FieldError
@@ -113,6 +113,7 @@ class LabelSet(DesignedKind):
     description = "Answer the questions your design declares, each with one label or several."
     design_schema = DESIGN_SCHEMA
     design = EXAMPLE_DESIGN
+    answers_key = "labels"
     value_rules_need_payload = False
     shortcut_help = "Number keys choose a label of the focused question; Enter submits when all are answered."
 
@@ -220,11 +221,6 @@ class LabelSet(DesignedKind):
         same = sum(_as_set(value["labels"].get(n)) == _as_set(gold["labels"].get(n)) for n in names)
         return same / len(names)
 
-    def field_label(self, path: Sequence[str | int]) -> str:
-        if list(path[:1]) == ["labels"]:
-            return self.field_words.get(str(path[1]), "") if len(path) > 1 else ""
-        return super().field_label(path)
-
     def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         answers: dict[str, Any] = {}
         for question in self.design["questions"]:
@@ -235,7 +231,7 @@ class LabelSet(DesignedKind):
                     answers[question["name"]] = list(chosen)
             elif data.get(field):
                 answers[question["name"]] = data.get(field)
-        comment = (data.get("comment") or None) if self.design.get("comment") else None
+        comment = self.form_comment(data)
         return without_none({"labels": answers, "comment": comment})
 
     def form_context(
@@ -270,10 +266,6 @@ class LabelSet(DesignedKind):
         question = dict(self.design["questions"][0])
         question["labels"] = [*question["labels"], {"value": question["labels"][0]["value"], "text": "Both"}]
         return {**self.design, "questions": [question, {"name": question["name"], "labels": question["labels"][:2]}]}
-
-    def example_payload(self) -> dict:
-        fields = {f["name"]: f"The {entry_title(f).lower()} of the example item." for f in self.design["fields"]}
-        return {"fields": fields, "meta": {"source": "example"}}
 
     def example_value(self) -> dict:
         answers = {

@@ -9,7 +9,7 @@ declared level.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from annotation.errors import FieldError
@@ -102,6 +102,7 @@ class RatingScale(DesignedKind):
     description = "Rate each item on the dimensions your design declares, each a whole-number scale."
     design_schema = DESIGN_SCHEMA
     design = EXAMPLE_DESIGN
+    answers_key = "ratings"
     value_rules_need_payload = False
     missing_verb = "rate"
     shortcut_help = "Digits rate the focused dimension and move to the next; Enter submits when all are rated."
@@ -186,15 +187,9 @@ class RatingScale(DesignedKind):
         names = [d.name for d in self.rating_dimensions]
         return sum(value["ratings"].get(n) == gold["ratings"].get(n) for n in names) / len(names)
 
-    def field_label(self, path: Sequence[str | int]) -> str:
-        # The form shows the dimensions by title, and the ratings as the whole form.
-        if list(path[:1]) == ["ratings"]:
-            return self.field_words.get(str(path[1]), "") if len(path) > 1 else ""
-        return super().field_label(path)
-
     def value_from_form(self, data: Any, *, payload: dict, presentation: dict | None = None) -> dict:
         ratings = without_none({d.name: form_int(data.get(f"rating-{d.name}")) for d in self.rating_dimensions})
-        comment = (data.get("comment") or None) if self.design.get("comment") else None
+        comment = self.form_comment(data)
         return without_none({"ratings": ratings, "comment": comment})
 
     def form_context(
@@ -221,10 +216,6 @@ class RatingScale(DesignedKind):
         dimensions[-1].update(min=5, max=1)  # the scale upside down
         dimensions[0]["points"] = {"7": "perfect"}
         return {**self.design, "dimensions": dimensions}
-
-    def example_payload(self) -> dict:
-        fields = {f["name"]: f"The {entry_title(f).lower()} of the example item." for f in self.design["fields"]}
-        return {"fields": fields, "meta": {"source": "example"}}
 
     def example_value(self) -> dict:
         ratings = {d["name"]: (d["min"] + d["max"] + 1) // 2 for d in self.design["dimensions"]}
