@@ -205,6 +205,25 @@ def blinding_lines(kind) -> list[str]:
     return lines
 
 
+def designs_section(kinds) -> list[str]:
+    """Where the kinds that take a design are, before the kinds' own sections."""
+    designed = [kind for kind in kinds if kind.design_schema is not None]
+    if not designed:
+        return []
+    links = ", ".join(f"[`{kind.name}`](#{_anchor(f'`{kind.name}` — {kind.label}')})" for kind in designed)
+    return [
+        "## Designs",
+        "",
+        f"The kinds {links} take a *design*: a project of one stores its own questions (JSON) and the item "
+        "fields its annotators see, and its item payloads and values follow from that design. Every item of "
+        'such a project is `{"fields": {...}, "meta": {...}}`: `fields` holds the texts the design shows '
+        "(Markdown + TeX, in the design's order), and everything else, `meta` included, is hidden from raters. "
+        "Each kind's section below gives its design's fields (\"Design\"), an example design (the one its "
+        "tables are derived from) and a refused design with the errors it gets.",
+        "",
+    ]
+
+
 def design_lines(kind) -> list[str]:
     """A designed kind's design: its fields, the example design (the one the tables of this section
     are derived from) and a refused design with its errors."""
@@ -425,6 +444,7 @@ def render() -> str:
         "answered by the API and shown in the project's import history.",
         "",
     ]
+    lines += designs_section(kinds)
     for kind in kinds:
         lines += kind_section(kind)
     lines += [
