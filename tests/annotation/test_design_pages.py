@@ -150,3 +150,14 @@ class CreateProjectCommandTests:
             call_command("create_project", "lesions", "--kind", "rating", "--design", str(path))
         assert not_json.value.returncode == 1 and "not JSON" in str(not_json.value)
         assert not Project.objects.exists()
+
+
+def test_the_settings_preview_is_for_the_project_s_researchers(client, answered, make_user):
+    project, researcher = answered
+    annotator = make_user("ann2")
+    membership_add(project=project, user=annotator, role=Role.ANNOTATOR)
+    url = reverse("project_design_preview", args=[project.slug])
+    client.force_login(annotator)
+    assert client.post(url, {"kind": "rating", "design": json.dumps(LESIONS)}).status_code == 403
+    client.force_login(researcher)
+    assert client.post(url, {"kind": "rating", "design": json.dumps(LESIONS)}).status_code == 200

@@ -192,3 +192,10 @@ class DesignFrozenTests:
         project.refresh_from_db()
         assert project.design == LESIONS and Annotation.objects.count() == 1
         assert project_update(project=project, design=copy.deepcopy(LESIONS)).design == LESIONS  # the same: no change
+
+
+@pytest.mark.parametrize("name", ["rating", "categorical"])
+def test_each_designed_kind_s_example_design_passes_its_own_checks(name):
+    kind = get_kind(name)
+    assert kind.check_design(kind.design) == []
+    assert kind.with_design(copy.deepcopy(kind.design)) is kind
