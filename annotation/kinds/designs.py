@@ -227,8 +227,10 @@ class DesignedKind(TaskKind):
             if bound is None:
                 if len(_BOUND) >= _BOUND_MAX:
                     _BOUND.clear()
+                # A copy of its own: the caller's dict may change later, the bound kind must not.
                 attributes = {"__module__": type(self).__module__, "__qualname__": type(self).__qualname__}
-                bound = _BOUND[key] = type(type(self).__name__, (type(self),), {**attributes, "design": design})()
+                frozen = json.loads(key[1])
+                bound = _BOUND[key] = type(type(self).__name__, (type(self),), {**attributes, "design": frozen})()
         return bound
 
 
