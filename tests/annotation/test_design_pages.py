@@ -161,3 +161,16 @@ def test_the_settings_preview_is_for_the_project_s_researchers(client, answered,
     assert client.post(url, {"kind": "rating", "design": json.dumps(LESIONS)}).status_code == 403
     client.force_login(researcher)
     assert client.post(url, {"kind": "rating", "design": json.dumps(LESIONS)}).status_code == 200
+
+
+def test_project_settings_changes_a_design_until_answers_exist(answered, make_project, tmp_path):
+    project, _ = answered
+    path = tmp_path / "design.json"
+    path.write_text(json.dumps({**LESIONS, "comment": True}))
+    with pytest.raises(CommandError) as refused:
+        call_command("project_settings", project.slug, "--design", str(path))
+    assert refused.value.returncode == 1 and DESIGN_LOCKED_BY_ANSWERS in str(refused.value)
+    fresh = make_project("rating", slug="fresh", design=LESIONS)
+    call_command("project_settings", fresh.slug, "--design", str(path))
+    fresh.refresh_from_db()
+    assert fresh.design["comment"] is True
