@@ -174,3 +174,10 @@ def test_project_settings_changes_a_design_until_answers_exist(answered, make_pr
     call_command("project_settings", fresh.slug, "--design", str(path))
     fresh.refresh_from_db()
     assert fresh.design["comment"] is True
+
+
+def test_a_scale_up_to_ten_says_which_key_gives_ten(client, creator):
+    client.force_login(creator)
+    design = {**LESIONS, "dimensions": [{"name": "quality", "min": 1, "max": 10}]}
+    body = client.post(reverse("project_new_design_preview"), {"kind": "rating", "design": json.dumps(design)})
+    assert "key <kbd>0</kbd> is 10" in body.content.decode()
