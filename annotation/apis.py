@@ -53,11 +53,17 @@ def _paginator() -> BasePagination:
     return cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
 
 
+DESIGN_HELP = (
+    "The questions of a kind that takes a design (rating, categorical; docs/formats.md, Designs): "
+    "each problem is named at its path; frozen once answers exist."
+)
+
+
 class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at",
+                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "design", "created_at",
                   "archived_at"]  # fmt: skip
 
 
@@ -80,6 +86,7 @@ class ProjectListApi(APIView):
         seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False, default=0)
         qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False, default=0.0)
         adjudication_rules = serializers.JSONField(required=False, allow_null=True, default=None)
+        design = serializers.JSONField(required=False, allow_null=True, default=None, help_text=DESIGN_HELP)
 
         def validate_slug(self, slug: str) -> str:
             if Project.objects.filter(slug=slug).exists():
@@ -123,6 +130,7 @@ class ProjectDetailApi(APIView):
         seed = serializers.IntegerField(min_value=-(2**62), max_value=2**62, required=False)
         qualification_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
         adjudication_rules = serializers.JSONField(required=False, allow_null=True)
+        design = serializers.JSONField(required=False, allow_null=True, help_text=DESIGN_HELP)
         revealed_fields = serializers.ListField(
             child=serializers.CharField(max_length=100), max_length=50, required=False,
             help_text="Fields the task kind hides from raters to show them on purpose (docs/formats.md); [] hides all.",

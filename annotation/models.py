@@ -11,6 +11,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.errors import FieldError
 from annotation.hooks import check_project_rules
 from annotation.item_places import open_when_created
 from annotation.kinds import get_kind, kind_choices
@@ -61,6 +62,9 @@ class Project(models.Model):
         blank=True,
         help_text="Researchers-only fields of the task kind shown to raters on purpose; empty keeps raters blind.",
     )
+    #: The project's own questions, for a kind that takes a design (docs/formats.md, "Designs"): frozen
+    #: once the first answer exists (a changed design is a new project). Null for the other kinds.
+    design = models.JSONField(null=True, blank=True, help_text="The questions of a designed kind, as JSON.")
     #: Every change of ``revealed_fields`` as {"at": ISO time, "fields": [...]}: reports say when raters saw what.
     reveal_log = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -95,6 +99,9 @@ class Project(models.Model):
     def clean(self) -> None:
         if self.kind not in dict(kind_choices()):
             raise ValidationError({"kind": f"unknown task kind {self.kind!r}; choose one of {dict(kind_choices())}"})
+        design_problems = get_kind(self.kind).check_design(self.design)
+        if design_problems:
+            raise ValidationError({"design": [str_design_error(e) for e in design_problems]})
         problem = revealed_fields_problem(self.revealed_fields, kind=self.task_kind)
         if problem:
             raise ValidationError({"revealed_fields": problem})
@@ -106,8 +113,14 @@ class Project(models.Model):
                 raise ValidationError({"adjudication_rules": str(exc)}) from None
 
     @property
-    def task_kind(self):
-        return get_kind(self.kind)
+    def task_kind(self):  # untyped as before: callers pass optional values the kinds take as given
+        """The project's kind, bound to its design where the kind takes one."""
+        return get_kind(self.kind).with_design(self.design)
+
+
+def str_design_error(error: FieldError) -> str:
+    """A design problem as ``dimensions[2].max: must be greater than min`` (the path within the design)."""
+    return f"{error.field}: {error.message}" if error.field else error.message
 
 
 REVEAL_NOT_A_LIST = "must be a list of field names"

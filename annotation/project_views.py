@@ -20,7 +20,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.access import CANNOT_CREATE_PROJECTS, can_create_projects, require_project_role
+from annotation.design_views import design_examples
 from annotation.kinds import all_kinds, kind_choices
+from annotation.kinds.designs import MAX_DESIGN_BYTES
 from annotation.models import Project, Role, SuggestionExposure
 from annotation.post_redirect import post_only
 from annotation.services import (
@@ -138,6 +140,14 @@ class ProjectForm(forms.Form):
     adj_llm_majority = forms.BooleanField(
         required=False, label="The human majority differs from the LLM judge (audits the judge)"
     )
+    design = forms.JSONField(
+        required=False,
+        max_length=MAX_DESIGN_BYTES,
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "code"}),
+        label="Design (JSON)",
+        help_text="For a rating scale or a label set: the fields shown and the questions asked "
+        "(docs/formats.md, Designs). Frozen once the first answer exists.",
+    )
 
     def __init__(self, *args, project: Project | None = None, locks: ProjectLocks | None = None, preview_url: str = "",
                  **kwargs) -> None:  # fmt: skip
@@ -170,6 +180,7 @@ class ProjectForm(forms.Form):
             "seed": project.seed,
             "qualification_rate": project.qualification_rate,
             "revealed_fields": project.revealed_fields,
+            "design": project.design,
             "adjudication": "default" if rules is None else "custom",
             **{
                 f"adj_{name}": value
@@ -182,7 +193,7 @@ class ProjectForm(forms.Form):
         }
         if locks is not None:
             # Shown read-only with the reason; the service refuses the change however the request is made.
-            for name, reason in (("kind", locks.kind), ("seed", locks.seed)):
+            for name, reason in (("kind", locks.kind), ("seed", locks.seed), ("design", locks.design)):
                 if reason:
                     self.fields[name].disabled = True
                     self.fields[name].help_text = reason
@@ -216,6 +227,7 @@ class ProjectForm(forms.Form):
             "seed": data["seed"],
             "qualification_rate": data["qualification_rate"],
             "adjudication_rules": rules,
+            "design": data.get("design"),
             **({"revealed_fields": data["revealed_fields"]} if "revealed_fields" in self.fields else {}),
         }
 
@@ -247,7 +259,13 @@ def project_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Project {project.title} created. Next: import its items.")
             return redirect("project_detail", slug=project.slug)
-    context = {"form": form, "kinds": kind_cards(), "preview_url": reverse("project_new_preview")}
+    context = {
+        "form": form,
+        "kinds": kind_cards(),
+        "preview_url": reverse("project_new_preview"),
+        "design_preview_url": reverse("project_new_design_preview"),
+        "design_examples": design_examples(),
+    }
     return render(request, "annotation/project_new.html", context, status=400 if form.errors else 200)
 
 
@@ -266,7 +284,15 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, "Settings saved.")
             return redirect("project_settings", slug=project.slug)
-    context = {"project": project, "form": form, "locks": locks, "kinds": kind_cards(), "preview_url": preview_url}
+    context = {
+        "project": project,
+        "form": form,
+        "locks": locks,
+        "kinds": kind_cards(),
+        "preview_url": preview_url,
+        "design_preview_url": reverse("project_design_preview", args=[project.slug]),
+        "design_examples": design_examples(),
+    }
     return render(request, "annotation/project_settings.html", context, status=400 if form.errors else 200)
 
 

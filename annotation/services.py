@@ -27,6 +27,8 @@ from annotation.errors import (
 from annotation.importing import file_format
 from annotation.importing.services import import_job_record
 from annotation.item_places import places_follow_overlap
+from annotation.kinds import get_kind
+from annotation.kinds.designs import design_form, design_json
 from annotation.models import Annotation, ImportJob, Item, Membership, Project, Role, SuggestionExposure
 from annotation.selectors import project_size_changed
 
@@ -45,6 +47,12 @@ GUIDELINES_MAX_CHARS = 100_000
 GUIDELINES_TOO_LONG = f"guidelines may have at most {GUIDELINES_MAX_CHARS:,} characters"
 KIND_LOCKED_BY_ANSWERS = "the task kind cannot change once answers exist: they were given in this kind's form"
 KIND_LOCKED_BY_ITEMS = "the task kind cannot change once items exist: they were checked against this kind on import"
+DESIGN_LOCKED_BY_ANSWERS = (
+    "the design cannot change once answers exist: they were given in its form (a changed design is a new project)"
+)
+DESIGN_FIELDS_LOCKED_BY_ITEMS = (
+    "the design's fields cannot change once items exist: the items were checked against them"
+)
 SEED_LOCKED = "the seed cannot change once items exist: their order was drawn from it on import"
 OVERLAP_BELOW_DONE = "k cannot go below {minimum}: an item already has {minimum} annotator(s)"
 #: What a researcher may change after creation (the slug names the project in links and files: never).
@@ -59,6 +67,7 @@ PROJECT_SETTINGS = (
     "qualification_rate",
     "adjudication_rules",
     "revealed_fields",
+    "design",
 )
 
 
@@ -82,8 +91,11 @@ def project_create(
     seed: int = 0,
     qualification_rate: float = 0.0,
     adjudication_rules: dict | None = None,
+    design: dict | None = None,
     created_by: Any = None,
 ) -> Project:
+    """A new project. A kind that takes a design gets ``design`` (checked; docs/formats.md, "Designs"),
+    or, when none is given, the kind's example design, stored with the project all the same."""
     project = Project(
         slug=slug,
         kind=kind,
@@ -95,6 +107,7 @@ def project_create(
         seed=seed,
         qualification_rate=qualification_rate,
         adjudication_rules=adjudication_rules,
+        design=design if design is not None else _example_design(kind),
         created_by=created_by,
     )
     _check_guidelines(guidelines)
@@ -103,6 +116,13 @@ def project_create(
     if created_by is not None:
         membership_add(project=project, user=created_by, role=Role.RESEARCHER)
     return project
+
+
+def _example_design(kind: str) -> dict | None:
+    try:
+        return get_kind(kind).design
+    except KeyError:  # an unknown kind: the project's own check names it
+        return None
 
 
 def _check_guidelines(text: str) -> None:
@@ -125,6 +145,8 @@ class ProjectLocks:
 
     kind: str
     seed: str
+    #: Why the design may not change ("" when it may: before any answer).
+    design: str
     #: k may not go below the number of annotators any item already has.
     min_overlap: int
 
@@ -139,7 +161,12 @@ def project_setting_locks(*, project: Project) -> ProjectLocks:
         answers = Annotation.objects.filter(project=project)
         per_item = answers.values("item_id").annotate(n=Count("rater", distinct=True))
         rated = per_item.aggregate(top=Max("n"))["top"] or 0
-    return ProjectLocks(kind=kind, seed=SEED_LOCKED if has_items else "", min_overlap=max(1, held or 0, rated))
+    return ProjectLocks(
+        kind=kind,
+        seed=SEED_LOCKED if has_items else "",
+        design=DESIGN_LOCKED_BY_ANSWERS if has_answers else "",
+        min_overlap=max(1, held or 0, rated),
+    )
 
 
 @transaction.atomic
@@ -158,6 +185,13 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     errors: dict[str, str] = {}
     if "kind" in changes and changes["kind"] != project.kind and locks.kind:
         errors["kind"] = locks.kind
+    if "design" in changes and design_json(changes["design"]) != design_json(project.design):
+        # The judge's prompt may change with answers: people answered the form, not the prompt.
+        form_changed = design_json(design_form(changes["design"])) != design_json(design_form(project.design))
+        if locks.design and form_changed:
+            errors["design"] = locks.design
+        elif locks.seed and _design_fields(changes["design"]) != _design_fields(project.design):
+            errors["design"] = DESIGN_FIELDS_LOCKED_BY_ITEMS
     if "seed" in changes and changes["seed"] != project.seed and locks.seed:
         errors["seed"] = locks.seed
     if "overlap" in changes and changes["overlap"] is not None and changes["overlap"] < locks.min_overlap:
@@ -180,6 +214,11 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     if "overlap" in changed:
         places_follow_overlap(Item.objects.filter(project=project), overlap=project.overlap)
     return project
+
+
+def _design_fields(design: Any) -> str:
+    """The shown-fields part of a design, compared as JSON (the items were checked against it)."""
+    return design_json(design.get("fields") if isinstance(design, dict) else None)
 
 
 def project_archive(*, project: Project, archived: bool = True) -> Project:

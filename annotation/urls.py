@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation import help_views, item_views, project_views, sample_views, team_views, views
+from annotation import design_views, help_views, item_views, project_views, sample_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -27,6 +27,8 @@ urlpatterns = [
     path("p/<slug:slug>/settings/", project_views.project_settings, name="project_settings"),
     path("p/<slug:slug>/settings/preview/", project_views.guidelines_preview, name="project_settings_preview"),
     path("p/<slug:slug>/archive/", project_views.project_archive_view, name="project_archive"),
+    path("projects/new/design-preview/", design_views.design_preview, name="project_new_design_preview"),
+    path("p/<slug:slug>/settings/design-preview/", design_views.design_preview, name="project_design_preview"),
     # The team and the item browser (annotation/team_views.py, annotation/item_views.py).
     path("p/<slug:slug>/team/", team_views.team_page, name="team"),
     path("p/<slug:slug>/sample/", sample_views.validation_sample_page, name="validation_sample"),

@@ -398,6 +398,8 @@ CONCORD_TASK_KINDS = [
     "annotation.kinds.label_contextualization.LabelContextualization",
     "annotation.kinds.intent_mcq.IntentMcq",
     "annotation.kinds.ipqa_eval_match.IpqaEvalMatch",
+    "annotation.kinds.rating.RatingScale",
+    "annotation.kinds.categorical.LabelSet",
 ]
 # Import errors listed before the rest are only counted.
 CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))

@@ -57,6 +57,7 @@ def _sibling(name: str) -> ModuleType:
 
 
 _schema = _sibling("format_schema")
+_designs = _sibling("format_designs")
 field_table = _schema.field_table
 value_tables = _schema.value_tables
 
@@ -216,6 +217,7 @@ def kind_section(kind) -> list[str]:
     if kind.payload_rule_notes:
         lines += ["", "Also checked:", "", *[f"- {rule}" for rule in kind.payload_rule_notes]]
     lines += blinding_lines(kind)
+    lines += _designs.design_lines(kind, field_table=field_table, block=block)
     lines += ["", "### Annotation value (and `gold`)", ""]
     lines += value_tables(kind.name, kind.value_schema)
     if kind.value_rule_notes:
@@ -392,6 +394,7 @@ def render() -> str:
         "answered by the API and shown in the project's import history.",
         "",
     ]
+    lines += _designs.designs_section(kinds, anchor=_anchor)
     for kind in kinds:
         lines += kind_section(kind)
     lines += [

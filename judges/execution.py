@@ -42,7 +42,8 @@ class JudgeRuns(RunType[JudgeRun, JudgeChunk, Prompt]):
         return RUN_ALREADY_ACTIVE.format(run=twin.pk)
 
     def prompt(self, run: JudgeRun) -> Prompt:
-        return get_prompt(run.judge.prompt_key)
+        # Bound to the project's kind: a designed kind's prompt and answer schema follow its design.
+        return get_prompt(run.judge.prompt_key).for_kind(run.project.task_kind)
 
     def prompt_gone(self, run: JudgeRun) -> str:
         return PROMPT_GONE.format(prompt=run.judge.prompt_key)

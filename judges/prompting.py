@@ -20,6 +20,7 @@ suggestion's prompt always names the exact text it came from.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -33,7 +34,7 @@ from typing import Any, ClassVar
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
-from annotation.kinds import KINDS, get_kind
+from annotation.kinds import KINDS, TaskKind, get_kind
 from annotation.kinds.wording import describe_schema_error, field_path
 from annotation.registry import Registry
 from judges.backends import backend_class, backend_names
@@ -100,6 +101,8 @@ class Prompt:
     title: str = ""
     #: Where the prompt comes from (paper, section, figure).
     source: str = ""
+    #: The kind bound to a project's design (``for_kind``); None: the registered kind of ``kind``.
+    bound_kind: TaskKind | None = None
 
     def __init__(self, name: str, version: int) -> None:
         self.name = name
@@ -115,6 +118,20 @@ class Prompt:
     @property
     def is_judge(self) -> bool:
         return self.role == "judge"
+
+    @property
+    def value_kind(self) -> TaskKind:
+        """The kind whose rules an answer must meet: the project's (design and all) once bound."""
+        return self.bound_kind if self.bound_kind is not None else get_kind(self.kind)
+
+    def for_kind(self, kind: TaskKind) -> Prompt:
+        """This prompt for a project whose kind is ``kind`` (bound to its design, where it has one):
+        answers are checked by that kind's rules. Prompts whose text depends on the design read it there."""
+        if kind is get_kind(self.kind):
+            return self
+        bound = copy.copy(self)
+        bound.bound_kind = kind
+        return bound
 
     def build(self, *, item_id: int, payload: dict, external_id: str = "", seed: int | None = None) -> JudgeRequest:
         raise NotImplementedError("subclasses of Prompt must provide build()")
@@ -144,7 +161,7 @@ class Prompt:
         if not problems:
             value = self.to_value(output, request)
             if self.is_judge:
-                problems = [str(e) for e in get_kind(self.kind).check_value(value, payload=request.payload)]
+                problems = [str(e) for e in self.value_kind.check_value(value, payload=request.payload)]
         if problems:
             more = f" (and {len(problems) - SHOWN_SCHEMA_ERRORS} more)" if len(problems) > SHOWN_SCHEMA_ERRORS else ""
             raise JudgeOutputInvalid("; ".join(problems[:SHOWN_SCHEMA_ERRORS]) + more)

@@ -181,6 +181,8 @@ class TaskKind:
         ``form_template``, ``form_script``, ``review_template``, ``shortcut_help``, ``presentation``,
         ``form_context``, ``value_from_form``, ``field_words``, ``field_prompts``, ``missing_verb``,
         ``field_label``, ``friendly_error``, ``peers_visible_to``, ``roles_for_value``.
+    design (kinds whose questions a project declares: annotation.kinds.designs)
+        ``design_schema``, ``design``, ``check_design``, ``with_design``.
     docs and demos
         ``example_payload``, ``example_value``, ``example_values_needing_roles``, ``demo_project``.
 
@@ -568,6 +570,19 @@ class TaskKind:
         statements (``build_mcq``); None when this value approves none. Kinds whose values hold no
         statement raise NotImplementedError, and the callers that need statements refuse their projects."""
         raise NotImplementedError("this kind's values approve no statements")
+
+    # -- designs: a project's own questions (annotation.kinds.designs) ---------------------------
+    #: The JSON Schema of the design a project of this kind stores, and the design bound; None: no design.
+    design_schema: ClassVar[dict | None] = None
+    design: ClassVar[dict | None] = None
+
+    def check_design(self, design: Any) -> list[FieldError]:
+        """Every problem with a project's design, each at its path (``dimensions[2].max``)."""
+        return [] if design is None else [FieldError("", "this task kind takes no design")]
+
+    def with_design(self, design: dict | None) -> TaskKind:
+        """This kind bound to a project's (checked) design; a kind without designs is itself."""
+        return self
 
     # -- documentation and demos ----------------------------------------------------------------
     #: The demo project ``demo_load`` creates for this kind, as DemoProjectSpec fields (slug, title,

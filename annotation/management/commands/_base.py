@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
@@ -16,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import ImportRejected
 from annotation.importing import import_job_run
 from annotation.importing.services import import_job_record
+from annotation.kinds.designs import DESIGN_TOO_LARGE, MAX_DESIGN_BYTES
 from annotation.models import ImportJob, Project, SuggestionExposure
 
 BAD_INPUT = 1
@@ -60,6 +62,17 @@ def read_guidelines(path: str) -> str:
             return handle.read()
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror}", returncode=BAD_INPUT) from None
+
+
+def read_design(path: str) -> Any:
+    """A design file's JSON (docs/formats.md, Designs); exit 1 naming the file when it is not JSON."""
+    text = read_guidelines(path)
+    if len(text.encode("utf-8")) > MAX_DESIGN_BYTES:
+        raise CommandError(f"{path}: {DESIGN_TOO_LARGE}", returncode=BAD_INPUT)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", returncode=BAD_INPUT) from None
 
 
 def refused(exc: ValidationError) -> CommandError:

@@ -4,7 +4,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.kinds import kind_choices
-from annotation.management.commands._base import add_exposure_arguments, chosen_exposure, read_guidelines, refused
+from annotation.management.commands._base import (
+    add_exposure_arguments,
+    chosen_exposure,
+    read_design,
+    read_guidelines,
+    refused,
+)
 from annotation.models import Project, SuggestionExposure
 from annotation.services import project_create
 
@@ -18,6 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="")
         parser.add_argument("--overlap", type=int, default=2, help="distinct annotators per item (k)")
         parser.add_argument("--guidelines", default="", help="a Markdown file shown to annotators")
+        parser.add_argument(
+            "--design",
+            default="",
+            metavar="FILE.json",
+            help="the questions of a kind that takes a design (docs/formats.md, Designs)",
+        )
         add_exposure_arguments(parser, hide=False)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
@@ -38,6 +50,7 @@ class Command(BaseCommand):
         if Project.objects.filter(slug=o["slug"]).exists():
             raise CommandError(f"a project with slug {o['slug']!r} already exists", returncode=1)
         guidelines = read_guidelines(o["guidelines"]) if o["guidelines"] else ""
+        design = read_design(o["design"]) if o["design"] else None
         exposure, probability = chosen_exposure(o) or (SuggestionExposure.HIDDEN, None)
         try:
             project = project_create(
@@ -51,6 +64,7 @@ class Command(BaseCommand):
                 seed=o["seed"],
                 qualification_rate=o["qualification_rate"],
                 adjudication_rules=o["adjudication_rules"],
+                design=design,
             )
         except ValidationError as exc:
             raise refused(exc) from None

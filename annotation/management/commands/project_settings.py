@@ -8,6 +8,7 @@ from annotation.management.commands._base import (
     add_exposure_arguments,
     chosen_exposure,
     project_or_fail,
+    read_design,
     read_guidelines,
     refused,
 )
@@ -28,6 +29,9 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=[name for name, _ in kind_choices()])
         parser.add_argument("--overlap", type=int, metavar="K", help="distinct annotators per item (k)")
         parser.add_argument("--guidelines", metavar="FILE", help="a Markdown file shown to annotators")
+        parser.add_argument(
+            "--design", metavar="FILE.json", help="a new design (docs/formats.md, Designs); refused once answers exist"
+        )
         add_exposure_arguments(parser, hide=True)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--qualification-rate", type=float, metavar="R")
@@ -50,6 +54,8 @@ class Command(BaseCommand):
         }
         if o["guidelines"]:
             changes["guidelines"] = read_guidelines(o["guidelines"])
+        if o["design"]:
+            changes["design"] = read_design(o["design"])
         if exposure := chosen_exposure(o):
             changes["suggestion_exposure"], probability = exposure
             if probability is not None:
