@@ -126,7 +126,7 @@ class ReportCsvTests:
         )  # fmt: skip
         rows = list(csv.reader(io.StringIO(render_csv([table]))))
         assert live_formulas(render_csv([table])) == []
-        assert rows[1][:6] == ["t", "'=HYPERLINK(\"x\")", "kappa", "-0.25", "-0.5", "0.1"] and rows[2][3] == "'-1+1"
+        assert rows[1][:6] == ["t", '\'=HYPERLINK("x")', "kappa", "-0.25", "-0.5", "0.1"] and rows[2][3] == "'-1+1"
 
 
 def test_ratings_file_import_undoes_the_escape(tmp_path: Path):

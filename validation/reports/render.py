@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from annotation import csvsafe
-
 from validation.agreement import MEASURES, CorrelationResult, DimensionAgreement
 from validation.agreement.measures import CORRELATION_METHODS, REFERENCE_KEYS, Measure
 from validation.reports.base import Cell, Table
