@@ -317,8 +317,9 @@ def render() -> str:
         "- **JSON**: numbers are finite (`NaN`, `Infinity` and numbers too large for a double, such as "
         "`1e999`, are refused), text is valid Unicode (an unpaired surrogate such as `\\ud800` is "
         "refused) without NUL characters (`\\u0000`, which the database cannot store), and nesting "
-        "is at most `CONCORD_MAX_JSON_DEPTH` levels deep. This holds for JSONL lines, JSON in CSV cells "
-        "and API request bodies; the error names the line and the field.",
+        "is at most `CONCORD_MAX_JSON_DEPTH` levels deep, measured before the text is parsed. This holds "
+        "for JSONL lines, JSON in CSV cells, API request bodies, JSON form fields and command options "
+        "(`--sampling`, `--adjudication-rules`: a usage error, exit 2); the error names the line and the field.",
         "",
         "### Limits",
         "",

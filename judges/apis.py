@@ -3,7 +3,6 @@ cancel and resume one; import and export run files. Researchers only."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import jsonsafe
 from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Project, Role
@@ -208,8 +208,8 @@ def _json_object(text: str, *, field: str) -> dict | None:
     if not text:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = jsonsafe.loads(text)
+    except jsonsafe.UnsafeJSON:
         value = None
     if not isinstance(value, dict):
         raise exceptions.ValidationError({field: [NOT_A_JSON_OBJECT.format(field=field)]})
