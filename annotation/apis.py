@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
 
@@ -34,9 +35,11 @@ from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import (
+    ProjectProgress,
     project_roles,
     projects_for_user,
     rater_payload,
+    sees_project_design,
     visible_suggestion,
 )
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
@@ -53,12 +56,30 @@ def _paginator() -> BasePagination:
     return cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
 
 
+#: The fields of the project's design, shown to its researchers and experts only (DESIGN_ROLES).
+DESIGN_FIELDS = ("overlap", "suggestion_exposure", "suggestion_probability", "seed", "qualification_rate",
+                 "adjudication_rules", "revealed_fields")  # fmt: skip
+
+
 class ProjectOutput(serializers.ModelSerializer):
+    """A project; to an annotator (context ``design=False``) without its design fields."""
+
     class Meta:
         model = Project
-        fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at",
-                  "archived_at"]  # fmt: skip
+        fields = ["slug", "title", "kind", "guidelines", *DESIGN_FIELDS, "created_at", "archived_at"]
+        extra_kwargs = {name: {"required": False} for name in DESIGN_FIELDS}
+
+    def to_representation(self, instance: Project) -> dict:
+        data = super().to_representation(instance)
+        if not self.context.get("design", True):
+            for name in DESIGN_FIELDS:
+                del data[name]
+        return data
+
+
+def project_data(project: Project, *, user, roles: Iterable[str]) -> dict:
+    """ProjectOutput's JSON of ``project`` as ``user`` (with ``roles`` in it) may read it."""
+    return ProjectOutput(project, context={"design": sees_project_design(user=user, roles=roles)}).data
 
 
 class ProjectListApi(APIView):
@@ -89,10 +110,11 @@ class ProjectListApi(APIView):
     @extend_schema(responses=ProjectOutput(many=True))
     def get(self, request):
         paginator = _paginator()
-        projects = [row.project for row in projects_for_user(user=request.user)]
+        rows = projects_for_user(user=request.user)
         # The limit-offset paginator slices any sequence; the stubs take only a queryset.
-        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]  # it slices lists too
-        return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
+        page: list[ProjectProgress] | None = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]  # it slices lists too
+        data = [project_data(row.project, user=request.user, roles=row.roles) for row in page or []]
+        return paginator.get_paginated_response(data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
     def post(self, request):
@@ -131,8 +153,8 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(responses=ProjectOutput)
     def get(self, request, slug: str):
-        project, _ = require_project_role(request, slug, api=True)
-        return Response(ProjectOutput(project).data)
+        project, roles = require_project_role(request, slug, api=True)
+        return Response(project_data(project, user=request.user, roles=roles))
 
     @extend_schema(request=Input, responses={200: ProjectOutput})
     def patch(self, request, slug: str):
@@ -449,6 +471,8 @@ class AnnotationDetailApi(APIView):
         if project is None:
             raise Http404("no such annotation")
         roles = project_roles(project=project, user=request.user)
+        if not roles and not request.user.is_superuser:
+            raise Http404("no such annotation")  # a removed member reads nothing of the project, their answers included
         annotation = visible_annotations(project, roles, request.user).filter(pk=annotation_id).first()
         if annotation is None:  # someone else's value: as if it did not exist
             raise Http404("no such annotation")
