@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -43,6 +43,7 @@ from annotation.selectors import (
     visible_suggestion,
 )
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
+from annotation.uploads import JsonLinesParser, JsonlParser, request_file
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
 SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
@@ -177,7 +178,13 @@ class ItemOutput(serializers.ModelSerializer):
 
 
 class ItemListApi(APIView):
-    """Items of a project: read by researchers and experts; bulk import by researchers (atomic)."""
+    """Items of a project: read by researchers and experts; bulk import by researchers (atomic), as a JSON
+    object of records or, for large imports, a JSON Lines body streamed to disk."""
+
+    parser_classes = [*api_settings.DEFAULT_PARSER_CLASSES, JsonLinesParser, JsonlParser]
+
+    class Existing(serializers.Serializer):
+        existing = serializers.ChoiceField(choices=ImportJob.Existing.choices, default=ImportJob.Existing.REFUSE)
 
     class Input(serializers.Serializer):
         class Meta:
@@ -201,7 +208,17 @@ class ItemListApi(APIView):
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
 
     @extend_schema(
-        request=Input,
+        request={"application/json": Input, "application/x-ndjson": {"type": "string"}},
+        parameters=[
+            OpenApiParameter(
+                "existing",
+                str,
+                enum=list(ImportJob.Existing.values),
+                required=False,
+                description="With a JSON Lines body (one record per line, streamed to disk): what Input's "
+                "`existing` says.",
+            )
+        ],
         responses={
             201: inline_serializer(
                 "ItemImportOutput",
@@ -215,20 +232,27 @@ class ItemListApi(APIView):
     )
     def post(self, request, slug: str):
         project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
-        data = self.Input(data=request.data)
-        data.is_valid(raise_exception=True)
         # The same streaming, all-or-nothing importer as files: the records become a JSONL file first.
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "records.jsonl"
-            with path.open("w", encoding="utf-8") as handle:
-                for record in data.validated_data["records"]:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if hasattr(request.data, "read"):  # a JSON Lines body: copied to disk a block at a time, never held
+                query = self.Existing(data=request.query_params)
+                query.is_valid(raise_exception=True)
+                existing = query.validated_data["existing"]
+                path, _ = request_file(request, Path(folder), field="records")
+            else:
+                data = self.Input(data=request.data)
+                data.is_valid(raise_exception=True)
+                existing = data.validated_data["existing"]
+                path = Path(folder) / "records.jsonl"
+                with path.open("w", encoding="utf-8") as handle:
+                    for record in data.validated_data["records"]:
+                        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             job = import_job_record(
                 project=project,
                 target=ImportJob.Target.ITEMS,
                 filename=API_IMPORT_NAME,
                 stored_path=str(path),
-                existing=data.validated_data["existing"],
+                existing=existing,
                 user=request.user,
             )
             job = import_job_run(job=job, raise_rejected=True)
