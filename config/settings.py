@@ -134,6 +134,9 @@ DATABASES = {
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")),
     )
 }
+# Retry-After of the 503 answering a request that waited past the database's lock timeout (SQLite,
+# while another request's long import holds the write lock).
+CONCORD_BUSY_RETRY_SECONDS = int(os.environ.get("CONCORD_BUSY_RETRY_SECONDS", "10"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server read while the worker writes; the timeout rides out short locks.
     DATABASES["default"]["OPTIONS"] = {
