@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
@@ -28,6 +28,17 @@ LOCKED_MESSAGES = ("database is locked", "database table is locked")
 def is_busy_database(exception: Exception) -> bool:
     """Whether ``exception`` is the database refusing for a lock another writer holds."""
     return isinstance(exception, OperationalError) and any(m in str(exception) for m in LOCKED_MESSAGES)
+
+
+BODY_NOT_READ = "The request's body did not arrive in time (CONCORD_REQUEST_READ_SECONDS); nothing was stored."
+
+
+def body_not_read_response(request: HttpRequest) -> HttpResponse:
+    """408: the body stopped arriving (a slow client past the read deadline, config/gunicorn_worker.py)."""
+    if is_api_request(request):
+        return JsonResponse(error_body(code="body_not_read", detail=BODY_NOT_READ), status=408)
+    context = {"code": "body_not_read", "heading": DEFAULT_ERROR_HEADING, "detail": BODY_NOT_READ, "errors": []}
+    return render(request, "error.html", context, status=408)
 
 
 def busy_response(request: HttpRequest) -> HttpResponse:
@@ -114,6 +125,8 @@ class DomainErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if is_busy_database(exception):
             return busy_response(request)
+        if isinstance(exception, UnreadablePostError):
+            return body_not_read_response(request)
         if not isinstance(exception, ConcordError):
             return None
         if is_api_request(request):
