@@ -3,6 +3,8 @@ password-reset link (its secret in the URL fragment, posted here, never in a log
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -86,7 +88,7 @@ class ResetRequestView(PasswordResetView):
     """Django's page; the e-mailed link starts with the configured site address (CONCORD_SITE_URL),
     never the request's Host header, which a client writes."""
 
-    def form_valid(self, form):  # type: ignore[no-untyped-def]  # Django's signature
+    def form_valid(self, form: Any) -> HttpResponse:
         self.extra_email_context = {"site_url": settings.CONCORD_SITE_URL}
         return super().form_valid(form)
 

@@ -17,6 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import BasePagination
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
@@ -177,11 +178,20 @@ class ItemOutput(serializers.ModelSerializer):
         fields = ["id", "external_id", "payload", "created_at"]
 
 
+#: The configured parsers (DRF's stubs type the setting as the dotted paths it names; api_settings gives classes).
+DEFAULT_PARSERS = cast("list[type[BaseParser]]", api_settings.DEFAULT_PARSER_CLASSES)
+
+
 class ItemListApi(APIView):
     """Items of a project: read by researchers and experts; bulk import by researchers (atomic), as a JSON
     object of records or, for large imports, a JSON Lines body streamed to disk."""
 
-    parser_classes = [*api_settings.DEFAULT_PARSER_CLASSES, JsonLinesParser, JsonlParser]
+    # DRF's stubs type the setting as the dotted paths it names; api_settings gives the classes.
+    parser_classes = [
+        *cast("list[type[BaseParser]]", api_settings.DEFAULT_PARSER_CLASSES),
+        JsonLinesParser,
+        JsonlParser,
+    ]
 
     class Existing(serializers.Serializer):
         existing = serializers.ChoiceField(choices=ImportJob.Existing.choices, default=ImportJob.Existing.REFUSE)

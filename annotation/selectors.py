@@ -73,7 +73,7 @@ def project_with_roles_and_assignment(
 #: The roles shown a project's design (overlap, suggestion exposure and probability, seed, known-answer
 #: rate, adjudication rules, revealed fields): an annotator who knew it could tell when a suggestion
 #: will be shown or which items check them.
-DESIGN_ROLES = frozenset({Role.RESEARCHER, Role.EXPERT})
+DESIGN_ROLES: frozenset[str] = frozenset({Role.RESEARCHER, Role.EXPERT})
 
 
 def sees_project_design(*, user, roles: Iterable[str]) -> bool:

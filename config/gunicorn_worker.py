@@ -15,7 +15,7 @@ import socket
 import time
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.gthread import ThreadWorker  # type: ignore[import-untyped]  # gunicorn ships no hints
 
 READ_TIMED_OUT = "the request did not arrive within CONCORD_REQUEST_READ_SECONDS"
 

@@ -15,8 +15,8 @@ from django.urls import reverse
 from accounts.forms import SAME_PASSWORD
 from accounts.validators import CONTAINS_USERNAME
 from annotation import member_services as team
-from annotation.models import ProvisionedAccount, Role
-from annotation.services import membership_add
+from annotation.models import ProvisionedAccount
+from tests.accounts.test_passwords import add, study  # noqa: F401 (a fixture)
 from tests.annotation.team_support import open_link
 
 pytestmark = pytest.mark.django_db
@@ -24,24 +24,8 @@ User = get_user_model()
 SITE = "https://concord.example.org"
 
 
-@pytest.fixture
-def study(make_project, make_user):
-    project = make_project("copa_likert", slug="study")
-    researcher = make_user("res")
-    membership_add(project=project, user=researcher, role=Role.RESEARCHER)
-    return project, researcher
-
-
-def add(study, username: str, accounts: str) -> team.MemberAdded:
-    project, researcher = study
-    (added,) = team.members_add(
-        project=project, actor=researcher, specs=[team.MemberSpec(username=username)], accounts=accounts
-    )
-    return added
-
-
 class ForcedChangeTests:
-    def test_the_temporary_password_is_refused_as_the_new_one(self, client, study):
+    def test_the_temporary_password_is_refused_as_the_new_one(self, client, study):  # noqa: F811
         added = add(study, "temporary", team.TEMPORARY_PASSWORD)
         assert client.login(username="temporary", password=added.temporary_password)
         same = added.temporary_password
@@ -54,7 +38,7 @@ class ForcedChangeTests:
 
 
 class UsernameInPasswordTests:
-    def test_an_invitation_refuses_the_username_written_twice(self, client, study):
+    def test_an_invitation_refuses_the_username_written_twice(self, client, study):  # noqa: F811
         added = add(study, "marguerite", team.INVITE)
         open_link(client, added.invitation_token)
         twice = "margueritemarguerite"
@@ -87,7 +71,7 @@ class SiteAddressTests:
         (message,) = mail.outbox
         assert f"{SITE}/accounts/password/reset/open/#" in message.body and "evil.invalid" not in message.body
 
-    def test_an_invitation_link_ignores_the_host_header(self, client, settings, study):
+    def test_an_invitation_link_ignores_the_host_header(self, client, settings, study):  # noqa: F811
         settings.CONCORD_SITE_URL = SITE
         settings.ALLOWED_HOSTS = ["*"]
         project, researcher = study
