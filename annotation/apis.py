@@ -186,12 +186,7 @@ class ItemListApi(APIView):
     """Items of a project: read by researchers and experts; bulk import by researchers (atomic), as a JSON
     object of records or, for large imports, a JSON Lines body streamed to disk."""
 
-    # DRF's stubs type the setting as the dotted paths it names; api_settings gives the classes.
-    parser_classes = [
-        *cast("list[type[BaseParser]]", api_settings.DEFAULT_PARSER_CLASSES),
-        JsonLinesParser,
-        JsonlParser,
-    ]
+    parser_classes = [*DEFAULT_PARSERS, JsonLinesParser, JsonlParser]
 
     class Existing(serializers.Serializer):
         existing = serializers.ChoiceField(choices=ImportJob.Existing.choices, default=ImportJob.Existing.REFUSE)
