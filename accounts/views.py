@@ -3,11 +3,14 @@ password-reset link (its secret in the URL fragment, posted here, never in a log
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.tokens import default_token_generator
-from django.contrib.auth.views import INTERNAL_RESET_SESSION_TOKEN, PasswordResetConfirmView
+from django.contrib.auth.views import INTERNAL_RESET_SESSION_TOKEN, PasswordResetConfirmView, PasswordResetView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -79,6 +82,15 @@ def tokens_revoke_all(request: SignedInRequest) -> HttpResponse:
     count = api_tokens_revoke_all(user=request.user)
     messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")
     return redirect("profile")
+
+
+class ResetRequestView(PasswordResetView):
+    """Django's page; the e-mailed link starts with the configured site address (CONCORD_SITE_URL),
+    never the request's Host header, which a client writes."""
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        self.extra_email_context = {"site_url": settings.CONCORD_SITE_URL}
+        return super().form_valid(form)
 
 
 def _reset_user(uidb64: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
 
@@ -13,9 +14,10 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import BasePagination
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
@@ -34,12 +36,15 @@ from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
 from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
 from annotation.selectors import (
+    ProjectProgress,
     project_roles,
     projects_for_user,
     rater_payload,
+    sees_project_design,
     visible_suggestion,
 )
 from annotation.services import GUIDELINES_MAX_CHARS, project_archive, project_create_as, project_update
+from annotation.uploads import JsonLinesParser, JsonlParser, request_file
 
 ANNOTATING = {Role.ANNOTATOR, Role.EXPERT}
 SEES_ALL_VALUES = {Role.RESEARCHER, Role.EXPERT}
@@ -57,14 +62,31 @@ DESIGN_HELP = (
     "The questions of a kind that takes a design (rating, categorical; docs/formats.md, Designs): "
     "each problem is named at its path; frozen once answers exist."
 )
+#: The fields of the project's study design, shown to its researchers and experts only (DESIGN_ROLES). A designed
+#: kind's ``design`` (its questions and scales) is not among them: an annotator answering by the API needs it.
+DESIGN_FIELDS = ("overlap", "suggestion_exposure", "suggestion_probability", "seed", "qualification_rate",
+                 "adjudication_rules", "revealed_fields")  # fmt: skip
 
 
 class ProjectOutput(serializers.ModelSerializer):
+    """A project; to an annotator (context ``design=False``) without its design fields."""
+
     class Meta:
         model = Project
-        fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "design", "created_at",
-                  "archived_at"]  # fmt: skip
+        fields = ["slug", "title", "kind", "guidelines", *DESIGN_FIELDS, "design", "created_at", "archived_at"]
+        extra_kwargs = {name: {"required": False} for name in DESIGN_FIELDS}
+
+    def to_representation(self, instance: Project) -> dict:
+        data = super().to_representation(instance)
+        if not self.context.get("design", True):
+            for name in DESIGN_FIELDS:
+                del data[name]
+        return data
+
+
+def project_data(project: Project, *, user, roles: Iterable[str]) -> dict:
+    """ProjectOutput's JSON of ``project`` as ``user`` (with ``roles`` in it) may read it."""
+    return ProjectOutput(project, context={"design": sees_project_design(user=user, roles=roles)}).data
 
 
 class ProjectListApi(APIView):
@@ -96,10 +118,11 @@ class ProjectListApi(APIView):
     @extend_schema(responses=ProjectOutput(many=True))
     def get(self, request):
         paginator = _paginator()
-        projects = [row.project for row in projects_for_user(user=request.user)]
+        rows = projects_for_user(user=request.user)
         # The limit-offset paginator slices any sequence; the stubs take only a queryset.
-        page: list[Project] | None = paginator.paginate_queryset(projects, request, view=self)  # type: ignore[arg-type]  # it slices lists too
-        return paginator.get_paginated_response(ProjectOutput(page, many=True).data)
+        page: list[ProjectProgress] | None = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]  # it slices lists too
+        data = [project_data(row.project, user=request.user, roles=row.roles) for row in page or []]
+        return paginator.get_paginated_response(data)
 
     @extend_schema(request=Input, responses={201: ProjectOutput})
     def post(self, request):
@@ -139,8 +162,8 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(responses=ProjectOutput)
     def get(self, request, slug: str):
-        project, _ = require_project_role(request, slug, api=True)
-        return Response(ProjectOutput(project).data)
+        project, roles = require_project_role(request, slug, api=True)
+        return Response(project_data(project, user=request.user, roles=roles))
 
     @extend_schema(request=Input, responses={200: ProjectOutput})
     def patch(self, request, slug: str):
@@ -162,8 +185,18 @@ class ItemOutput(serializers.ModelSerializer):
         fields = ["id", "external_id", "payload", "created_at"]
 
 
+#: The configured parsers (DRF's stubs type the setting as the dotted paths it names; api_settings gives classes).
+DEFAULT_PARSERS = cast("list[type[BaseParser]]", api_settings.DEFAULT_PARSER_CLASSES)
+
+
 class ItemListApi(APIView):
-    """Items of a project: read by researchers and experts; bulk import by researchers (atomic)."""
+    """Items of a project: read by researchers and experts; bulk import by researchers (atomic), as a JSON
+    object of records or, for large imports, a JSON Lines body streamed to disk."""
+
+    parser_classes = [*DEFAULT_PARSERS, JsonLinesParser, JsonlParser]
+
+    class Existing(serializers.Serializer):
+        existing = serializers.ChoiceField(choices=ImportJob.Existing.choices, default=ImportJob.Existing.REFUSE)
 
     class Input(serializers.Serializer):
         class Meta:
@@ -187,7 +220,17 @@ class ItemListApi(APIView):
         return paginator.get_paginated_response(ItemOutput(page, many=True).data)
 
     @extend_schema(
-        request=Input,
+        request={"application/json": Input, "application/x-ndjson": {"type": "string"}},
+        parameters=[
+            OpenApiParameter(
+                "existing",
+                str,
+                enum=list(ImportJob.Existing.values),
+                required=False,
+                description="With a JSON Lines body (one record per line, streamed to disk): what Input's "
+                "`existing` says.",
+            )
+        ],
         responses={
             201: inline_serializer(
                 "ItemImportOutput",
@@ -201,20 +244,27 @@ class ItemListApi(APIView):
     )
     def post(self, request, slug: str):
         project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
-        data = self.Input(data=request.data)
-        data.is_valid(raise_exception=True)
         # The same streaming, all-or-nothing importer as files: the records become a JSONL file first.
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "records.jsonl"
-            with path.open("w", encoding="utf-8") as handle:
-                for record in data.validated_data["records"]:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if hasattr(request.data, "read"):  # a JSON Lines body: copied to disk a block at a time, never held
+                query = self.Existing(data=request.query_params)
+                query.is_valid(raise_exception=True)
+                existing = query.validated_data["existing"]
+                path, _ = request_file(request, Path(folder), field="records")
+            else:
+                data = self.Input(data=request.data)
+                data.is_valid(raise_exception=True)
+                existing = data.validated_data["existing"]
+                path = Path(folder) / "records.jsonl"
+                with path.open("w", encoding="utf-8") as handle:
+                    for record in data.validated_data["records"]:
+                        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             job = import_job_record(
                 project=project,
                 target=ImportJob.Target.ITEMS,
                 filename=API_IMPORT_NAME,
                 stored_path=str(path),
-                existing=data.validated_data["existing"],
+                existing=existing,
                 user=request.user,
             )
             job = import_job_run(job=job, raise_rejected=True)
@@ -457,6 +507,8 @@ class AnnotationDetailApi(APIView):
         if project is None:
             raise Http404("no such annotation")
         roles = project_roles(project=project, user=request.user)
+        if not roles and not request.user.is_superuser:
+            raise Http404("no such annotation")  # a removed member reads nothing of the project, their answers included
         annotation = visible_annotations(project, roles, request.user).filter(pk=annotation_id).first()
         if annotation is None:  # someone else's value: as if it did not exist
             raise Http404("no such annotation")

@@ -3,7 +3,8 @@
 The standard parser accepts what later steps cannot handle, so each of these is refused here with
 the path of the field it sits in:
 
-* nesting deeper than ``CONCORD_MAX_JSON_DEPTH`` (the parser recurses: 10,000 levels exhaust the stack);
+* nesting deeper than ``CONCORD_MAX_JSON_DEPTH``: the parsers recurse (10,000 levels exhaust the
+  stack), so the depth of text with more brackets than the cap is measured before any parser sees it;
 * non-finite numbers (``NaN``, ``Infinity``, ``1e999``): JSON has none, and the database's JSON
   check refuses them when the row is written;
 * unpaired surrogates (``"\\ud800"``): such text cannot be encoded as UTF-8, so it cannot be stored;
@@ -15,6 +16,7 @@ bad field runs only when the text could hold one of these.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -42,6 +44,12 @@ _ESCAPED_NUL = "\\u0000"
 # mapping every byte but a digit to a space: several times faster than a regular expression.
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
 _LONG_DIGIT_RUN = b"0" * 19
+# JSON strings (their brackets are text) and the brackets that nest, for measuring depth unparsed.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+# orjson refuses nesting past 1,024 levels itself, without exhausting the stack: text deeper than the
+# cap but within this is parsed by it, so the error can name the field that goes too deep.
+_NAMEABLE_DEPTH = 1000
 
 
 class UnsafeJSON(ValueError):
@@ -97,6 +105,50 @@ def max_depth() -> int:
     return settings.CONCORD_MAX_JSON_DEPTH
 
 
+def nesting_depth(text: str) -> int:
+    """How deep the brackets of JSON ``text`` nest, measured without parsing (brackets inside strings
+    are text). Unbalanced text is measured as far as it goes."""
+    level = deepest = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        if bracket in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        else:
+            level -= 1
+    return deepest
+
+
+def _refuse_deep(text: str, *, path: str, limit: int) -> None:
+    """Raise UnsafeJSON when ``text`` nests deeper than ``limit``, before a recursive parser reads it."""
+    deepest = nesting_depth(text)
+    if deepest <= limit:
+        return
+    if deepest <= _NAMEABLE_DEPTH:
+        with contextlib.suppress(orjson.JSONDecodeError):  # not JSON: the depth is the first refusal
+            check_tree(orjson.loads(text), path=path, depth=limit)  # raises, naming the field
+    raise UnsafeJSON(TOO_DEEP.format(depth=limit), path)
+
+
+def argument(text: str) -> Any:
+    """An ``argparse`` type for a command's JSON option: refused JSON is a usage error (exit 2)."""
+    import argparse
+
+    try:
+        return loads(text)
+    except UnsafeJSON as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+class Decoder(json.JSONDecoder):
+    """For Django's ``forms.JSONField(decoder=Decoder)``: refused JSON is the field's form error."""
+
+    def decode(self, s: str, _w: Any = None) -> Any:  # noqa: ARG002 - the signature json.loads calls
+        try:
+            return loads(s)
+        except UnsafeJSON as exc:
+            raise json.JSONDecodeError(exc.message, s, 0) from None
+
+
 def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any:
     """Parse ``text`` as JSON, refusing what the module docstring lists. Raises UnsafeJSON.
 
@@ -108,6 +160,8 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
         except UnicodeDecodeError as exc:
             raise UnsafeJSON(NOT_UTF8.format(reason=exc.reason), path) from None
     limit = max_depth() if depth is None else depth
+    if text.count("[") + text.count("{") > limit:  # only text with that many brackets can be too deep
+        _refuse_deep(text, path=path, limit=limit)
     walk = False
     try:
         # orjson refuses every non-finite number and unpaired surrogate, and reads all else as the
@@ -115,7 +169,7 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
         # text with a long digit run, and everything orjson refuses, goes the standard way.
         if _LONG_DIGIT_RUN not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY):
             data = orjson.loads(text)
-            if text.count("[") + text.count("{") > limit or _ESCAPED_NUL in text:
+            if _ESCAPED_NUL in text:
                 check_tree(data, path=path, depth=limit)
             return data
     except orjson.JSONDecodeError:
@@ -125,18 +179,12 @@ def loads(text: str | bytes, *, path: str = "", depth: int | None = None) -> Any
             data = _STRICT.decode(text)
         except _NonFiniteFound:
             data, walk = _KEEPING.decode(text), True
-    except RecursionError:
-        raise UnsafeJSON(TOO_DEEP.format(depth=limit), path) from None
     except json.JSONDecodeError as exc:
         raise NotJSON(exc.msg, exc.pos, exc.colno, path) from None
     except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
         raise UnsafeJSON(BAD_NUMBER.format(reason=exc), path) from None
-    # Only text that could be too deep or hold a surrogate is walked: a container needs a bracket.
-    if (
-        walk
-        or text.count("[") + text.count("{") > limit
-        or ("\\u" in text and (_ESCAPED_SURROGATE.search(text) or _ESCAPED_NUL in text))
-    ):
+    # Only text that could hold a non-finite number, a surrogate or a NUL is walked.
+    if walk or ("\\u" in text and (_ESCAPED_SURROGATE.search(text) or _ESCAPED_NUL in text)):
         check_tree(data, path=path, depth=limit)
     return data
 

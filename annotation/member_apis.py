@@ -108,7 +108,7 @@ class MemberListApi(APIView):
             "entered": added.entered,
             "role": added.role,
             "outcome": added.outcome,
-            "invitation_url": invitation_link(request, added.invitation_token) if added.invitation_token else "",
+            "invitation_url": invitation_link(added.invitation_token) if added.invitation_token else "",
             "temporary_password": added.temporary_password,
         }
         response = Response(body, status=status.HTTP_201_CREATED)

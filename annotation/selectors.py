@@ -70,6 +70,17 @@ def project_with_roles_and_assignment(
     return project, roles, found
 
 
+#: The roles shown a project's design (overlap, suggestion exposure and probability, seed, known-answer
+#: rate, adjudication rules, revealed fields): an annotator who knew it could tell when a suggestion
+#: will be shown or which items check them.
+DESIGN_ROLES: frozenset[str] = frozenset({Role.RESEARCHER, Role.EXPERT})
+
+
+def sees_project_design(*, user, roles: Iterable[str]) -> bool:
+    """Whether ``user``, with ``roles`` in a project, is shown its design (superusers are)."""
+    return bool(getattr(user, "is_superuser", False)) or not DESIGN_ROLES.isdisjoint(roles)
+
+
 def project_roles(*, project: Project, user) -> set[str]:
     if not user.is_authenticated:
         return set()

@@ -107,9 +107,10 @@ def _render_team(request: HttpRequest, project: Project, *, status: int = 200, *
 INVITATION_SESSION_KEY = "concord_invitation_sha256"
 
 
-def invitation_link(request: HttpRequest, token: str) -> str:
-    """The link a person opens: the token in the fragment, out of every log and Referer."""
-    return request.build_absolute_uri(reverse("invitation")) + "#" + token
+def invitation_link(token: str) -> str:
+    """The link a person opens: the token in the fragment, out of every log and Referer; the site's
+    configured address (CONCORD_SITE_URL), never the request's Host header."""
+    return settings.CONCORD_SITE_URL + reverse("invitation") + "#" + token
 
 
 def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dict]:
@@ -119,7 +120,7 @@ def _added_rows(request: HttpRequest, added: list[team.MemberAdded]) -> list[dic
             "role": entry.role,
             "outcome": entry.outcome,
             "temporary_password": entry.temporary_password,
-            "link": invitation_link(request, entry.invitation_token) if entry.invitation_token else "",
+            "link": invitation_link(entry.invitation_token) if entry.invitation_token else "",
         }
         for entry in added
     ]
@@ -141,7 +142,7 @@ def members_add_for(
         actor=request.user,
         specs=specs,
         accounts=accounts,
-        invitation_url=lambda token: invitation_link(request, token),
+        invitation_url=invitation_link,
     )
 
 

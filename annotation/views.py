@@ -54,6 +54,7 @@ from annotation.selectors import (
     project_summary,
     projects_for_user,
     rater_payload,
+    sees_project_design,
     visible_suggestion,
 )
 from annotation.services import import_job_create
@@ -102,6 +103,7 @@ def _project_context(request: HttpRequest, project: Project) -> dict:
         "annotators": annotator_stats(project=project) if Role.RESEARCHER in roles or request.user.is_superuser else [],
         "annotates": bool(roles & ANNOTATING_ROLES),
         "browses_items": bool(roles & {Role.RESEARCHER, Role.EXPERT}),
+        "sees_design": sees_project_design(user=request.user, roles=roles),
         "panels": project_panels(project=project, user=request.user, roles=roles),
     }
 

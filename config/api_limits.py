@@ -83,8 +83,9 @@ class UserRateThrottle(throttling.UserRateThrottle):
     written whole on each request: at the default 10,000 an hour that list is what an annotator's
     every submit unpickles and pickles again. A fixed window lets up to twice the rate through
     across the edge of two windows; a process's batch not yet added lets up to a batch less one
-    more through per process (a rate under 200 a period is counted request by request). The limit
-    is against runaway scripts, which it still stops.
+    more through per process, whatever its threads (a batch is added under the process's lock); a
+    rate under 200 a period is counted request by request. The limit is against runaway scripts,
+    which it still stops.
     """
 
     # Set by DRF's SimpleRateThrottle from the rate (its stubs do not declare them).
@@ -110,6 +111,9 @@ class UserRateThrottle(throttling.UserRateThrottle):
         key = f"{self.key}:{window}"
         batch = max(1, int(self.num_requests * BATCH_SHARE))
         cls = type(self)
+        # The batch is added under the lock: a thread deciding while another's batch was on its way to
+        # the cache judged by a count without that batch, so each thread of a process could let a
+        # batch past the rate, not each process (2,097 of a 2,000 rate passed on four processes).
         with cls._lock:
             if window != cls._window:  # the windows before this one are over: forget them
                 cls._pending.clear()
@@ -119,11 +123,11 @@ class UserRateThrottle(throttling.UserRateThrottle):
             if pending < batch:
                 cls._pending[key] = pending
                 return cls._counted.get(key, 0) + pending <= self.num_requests
-        try:
-            count = self.cache.incr(key, pending)
-        except ValueError:  # the window's first batch; add() keeps a parallel first's count
-            count = pending if self.cache.add(key, pending, self.duration + 1) else self.cache.incr(key, pending)
-        with cls._lock:
+            try:
+                count = self.cache.incr(key, pending)
+            except ValueError:  # the window's first batch; add() keeps a parallel first's count
+                added = self.cache.add(key, pending, self.duration + 1)
+                count = pending if added else self.cache.incr(key, pending)
             cls._counted[key] = count
         return count <= self.num_requests
 

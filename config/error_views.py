@@ -4,7 +4,9 @@ its one error shape (``annotation.errors.error_body``; docs/api.md, Errors)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.db import OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
@@ -15,6 +17,42 @@ CSRF_FAILED = "CSRF Failed: {reason}"
 API_NOT_FOUND = "Not found."
 API_FORBIDDEN = "You do not have permission to perform this action."
 API_BAD_REQUEST = "Bad request."
+BUSY = (
+    "The database is busy with a long write (an import, most likely); nothing of this request was stored. "
+    "Try again in {seconds} seconds."
+)
+#: SQLite's words for a write lock held past the connection's timeout (the embedded default).
+LOCKED_MESSAGES = ("database is locked", "database table is locked")
+
+
+def is_busy_database(exception: Exception) -> bool:
+    """Whether ``exception`` is the database refusing for a lock another writer holds."""
+    return isinstance(exception, OperationalError) and any(m in str(exception) for m in LOCKED_MESSAGES)
+
+
+BODY_NOT_READ = "The request's body did not arrive in time (CONCORD_REQUEST_READ_SECONDS); nothing was stored."
+
+
+def body_not_read_response(request: HttpRequest) -> HttpResponse:
+    """408: the body stopped arriving (a slow client past the read deadline, config/gunicorn_worker.py)."""
+    if is_api_request(request):
+        return JsonResponse(error_body(code="body_not_read", detail=BODY_NOT_READ), status=408)
+    context = {"code": "body_not_read", "heading": DEFAULT_ERROR_HEADING, "detail": BODY_NOT_READ, "errors": []}
+    return render(request, "error.html", context, status=408)
+
+
+def busy_response(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After: a bystander waiting on another's long write is told to come back, not a 500."""
+    seconds = settings.CONCORD_BUSY_RETRY_SECONDS
+    detail = BUSY.format(seconds=seconds)
+    if is_api_request(request):
+        response: HttpResponse = JsonResponse(error_body(code="busy", detail=detail), status=503)
+    else:
+        context = {"code": "busy", "heading": "Please try again shortly", "detail": detail, "errors": []}
+        template = "error.html#message" if getattr(request, "htmx", False) else "error.html"
+        response = render(request, template, context, status=503)
+    response["Retry-After"] = str(seconds)
+    return response
 
 
 #: The heading of a page (or htmx partial) that reports a domain error, by the status it declares.
@@ -75,7 +113,8 @@ def domain_error_page(request: HttpRequest, error: ConcordError) -> HttpResponse
 
 class DomainErrorMiddleware:
     """Pages answer a ``ConcordError`` a view let through (a ``ConcurrentEdit`` in a race, say) with
-    the status it declares, as the API's handler does (config/api.py), instead of a 500."""
+    the status it declares, as the API's handler does (config/api.py), instead of a 500; pages and the
+    API answer a database locked by another's long write (SQLite) with 503 and Retry-After."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
@@ -84,6 +123,10 @@ class DomainErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if is_busy_database(exception):
+            return busy_response(request)
+        if isinstance(exception, UnreadablePostError):
+            return body_not_read_response(request)
         if not isinstance(exception, ConcordError):
             return None
         if is_api_request(request):

@@ -20,7 +20,9 @@ import sys
 # (bench/annotate_load.py --request-trace; docs/deployment.md). Two threads still let a slow page
 # hold a thread, not the process. More processes also spread kept-alive connections, each served by
 # the process that accepted it, more evenly.
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
+# gthread with a deadline on reading each request (CONCORD_REQUEST_READ_SECONDS, config/gunicorn_worker.py):
+# a few clients sending a byte at a time no longer hold every thread.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "config.gunicorn_worker.DeadlineThreadWorker")
 workers = int(os.environ.get("WEB_CONCURRENCY", str(max(4, 2 * (os.cpu_count() or 1)))))
 threads = int(os.environ.get("GUNICORN_THREADS", "2"))
 

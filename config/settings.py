@@ -134,6 +134,9 @@ DATABASES = {
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")),
     )
 }
+# Retry-After of the 503 answering a request that waited past the database's lock timeout (SQLite,
+# while another request's long import holds the write lock).
+CONCORD_BUSY_RETRY_SECONDS = int(os.environ.get("CONCORD_BUSY_RETRY_SECONDS", "10"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server read while the worker writes; the timeout rides out short locks.
     DATABASES["default"]["OPTIONS"] = {
@@ -178,6 +181,7 @@ else:
 # password, not digits only (docs/security.md, "Accounts").
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "accounts.validators.UsernameNotInPasswordValidator"},
     {
         "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
         "OPTIONS": {"min_length": int(os.environ.get("CONCORD_PASSWORD_MIN_LENGTH", "10"))},
@@ -188,6 +192,11 @@ AUTH_PASSWORD_VALIDATORS = [
 # django-axes first (config/auth.py): it refuses a locked-out sign-in before the password is checked. Then Django's
 # ModelBackend with the per-request user read written out (config/auth.py).
 AUTHENTICATION_BACKENDS = ["config.auth.LockoutBackend", "config.auth.SessionUserBackend"]
+# The site's address as people open it (scheme, host, port; no trailing slash): links sent by e-mail or shown
+# to be passed on (password reset, invitations) are built from it, never from a request's Host header.
+CONCORD_SITE_URL = os.environ.get("CONCORD_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Password-reset e-mails one address may be sent per hour; further requests get the same answer and no e-mail.
+CONCORD_RESET_EMAILS_PER_HOUR = int(os.environ.get("CONCORD_RESET_EMAILS_PER_HOUR", "3"))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

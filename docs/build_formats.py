@@ -13,7 +13,6 @@ tests/annotation/test_formats_doc.py checks the page is current and imports ever
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import io
 import json
@@ -75,8 +74,10 @@ def csv_cell(value: Any) -> str:
 
 
 def csv_text(header: list[str], records: list[dict]) -> str:
+    from annotation import csvsafe  # after django.setup(), as the kinds are
+
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csvsafe.csv_writer(out)
     writer.writerow(header)
     for record in records:
         writer.writerow([csv_cell(record[name]) if name in record else "" for name in header])
@@ -309,11 +310,18 @@ def render() -> str:
         'inside it is doubled (`""`), as every spreadsheet and Python\'s `csv` module write it. A record '
         "may span several lines; its line number is the line it starts on. Rows whose cells are all "
         "empty are skipped.",
+        "- **Formula cells**: a spreadsheet runs a cell that starts with `=`, `+`, `-`, `@`, a tab or a "
+        "carriage return (or their full-width forms) as a formula. Every CSV Concord writes (run, gold, "
+        "report and snapshot downloads, `export_run`, `export_gold`) puts one `'` in front of such a text "
+        "cell, and of a text that starts with `'` followed by such a cell (`'=x` is written `''=x`); numbers "
+        "are never escaped. Every CSV import removes exactly that one `'`, so a file Concord wrote imports "
+        "back to the same text. A cell you write yourself as `'=x` therefore reads as `=x`.",
         "- **JSON**: numbers are finite (`NaN`, `Infinity` and numbers too large for a double, such as "
         "`1e999`, are refused), text is valid Unicode (an unpaired surrogate such as `\\ud800` is "
         "refused) without NUL characters (`\\u0000`, which the database cannot store), and nesting "
-        "is at most `CONCORD_MAX_JSON_DEPTH` levels deep. This holds for JSONL lines, JSON in CSV cells "
-        "and API request bodies; the error names the line and the field.",
+        "is at most `CONCORD_MAX_JSON_DEPTH` levels deep, measured before the text is parsed. This holds "
+        "for JSONL lines, JSON in CSV cells, API request bodies, JSON form fields and command options "
+        "(`--sampling`, `--adjudication-rules`: a usage error, exit 2); the error names the line and the field.",
         "",
         "### Limits",
         "",

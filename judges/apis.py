@@ -3,7 +3,6 @@ cancel and resume one; import and export run files. Researchers only."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,19 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import BaseParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import jsonsafe
 from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Project, Role
+from annotation.uploads import JsonLinesParser, JsonlParser, request_file
 from judges.backends import runnable_backend_choices
 from judges.execution import JUDGE_RUNS
 from judges.generation.execution import GENERATION_RUNS
@@ -122,59 +122,7 @@ class JudgeRunDetailApi(APIView):
         return Response(RunOutput(run_progress(run=run)).data)
 
 
-BODY_TOO_LARGE = "the {what} is larger than {limit:,} bytes (CONCORD_IMPORT_MAX_BYTES)"
-NO_FILE = "send the file as the multipart field {field!r}, or as a JSON Lines body (application/x-ndjson)"
 NOT_A_JSON_OBJECT = "{field} must be a JSON object"
-#: How much of a JSON Lines body is copied to disk at a time.
-BODY_BLOCK = 1 << 20
-
-
-class JsonLinesParser(BaseParser):
-    """A JSON Lines body, left unread: the view streams it to a file for the run importer."""
-
-    media_type = "application/x-ndjson"
-
-    def parse(self, stream, media_type=None, parser_context=None) -> Any:
-        return stream
-
-
-class JsonlParser(JsonLinesParser):
-    media_type = "application/jsonl"
-
-
-def _body_to_file(stream: Any, path: Path, *, field: str) -> None:
-    """Copy a request body to ``path`` a block at a time, refusing one past CONCORD_IMPORT_MAX_BYTES."""
-    limit, written = settings.CONCORD_IMPORT_MAX_BYTES, 0
-    with path.open("wb") as out:
-        while block := stream.read(BODY_BLOCK):
-            written += len(block)
-            if written > limit:
-                raise exceptions.ValidationError({field: [BODY_TOO_LARGE.format(what=field, limit=limit)]})
-            out.write(block)
-
-
-def request_file(request: Any, folder: Path, *, field: str) -> tuple[Path, str]:
-    """The file a request carries, copied into ``folder``: the multipart field ``field``, or the whole
-    JSON Lines body. Returns the copy's path and the name the file came under; a ValidationError on
-    ``field`` when there is none or it is larger than CONCORD_IMPORT_MAX_BYTES. The copy is named by
-    Concord (only the suffix comes from the upload)."""
-    limit = settings.CONCORD_IMPORT_MAX_BYTES
-    if request.content_type.startswith("multipart/"):
-        upload = request.FILES.get(field)
-        if upload is None:
-            raise exceptions.ValidationError({field: [NO_FILE.format(field=field)]})
-        if upload.size > limit:
-            raise exceptions.ValidationError({field: [BODY_TOO_LARGE.format(what=field, limit=limit)]})
-        path = folder / f"{field}{Path(upload.name).suffix.lower()[:10]}"
-        with path.open("wb") as out:
-            for block in upload.chunks():
-                out.write(block)
-        return path, upload.name
-    if not hasattr(request.data, "read"):  # no body, or one of another type
-        raise exceptions.ValidationError({field: [NO_FILE.format(field=field)]})
-    path = folder / f"{field}.jsonl"
-    _body_to_file(request.data, path, field=field)
-    return path, "request body"
 
 
 @dataclass(frozen=True)
@@ -208,8 +156,8 @@ def _json_object(text: str, *, field: str) -> dict | None:
     if not text:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = jsonsafe.loads(text)
+    except jsonsafe.UnsafeJSON:
         value = None
     if not isinstance(value, dict):
         raise exceptions.ValidationError({field: [NOT_A_JSON_OBJECT.format(field=field)]})

@@ -4,6 +4,7 @@ from typing import cast
 
 from django import forms
 
+from annotation import jsonsafe
 from annotation.models import Project
 from judges.backends import backend_names, get_backend, runnable_backend_names
 from judges.endpoints import endpoint_names, local_model_names
@@ -83,5 +84,8 @@ class RunImportForm(forms.Form):
         max_length=200, required=False, label="Producer run id", help_text="Your own run or batch id."
     )
     sampling = forms.JSONField(
-        required=False, label="Sampling parameters", help_text='JSON, e.g. {"temperature": 0.7, "seed": 7}.'
+        decoder=jsonsafe.Decoder,
+        required=False,
+        label="Sampling parameters",
+        help_text='JSON, e.g. {"temperature": 0.7, "seed": 7}.',
     )

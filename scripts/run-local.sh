@@ -13,6 +13,7 @@ LOGINS=${LOGINS:-}
 export CONCORD_WORKER_READY_FILE=${CONCORD_WORKER_READY_FILE:-var/celery/worker.ready}
 # The embedded default: SQLite, the filesystem broker, the built-in development key.
 export CONCORD_EMBEDDED=${CONCORD_EMBEDDED:-true}
+export CONCORD_SITE_URL=${CONCORD_SITE_URL:-http://$HOST:$PORT}
 
 web="" worker=""
 stop() {

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -18,8 +20,8 @@ from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
 from validation.alttest.statistics import METRICS, SCOPES
-from validation.estimates.build import TRUTHS, EstimateParameters, project_estimates
-from validation.estimates.planning import StatedValues, plan_json, project_plan
+from validation.estimates.build import MIN_ALPHA, TRUTHS, EstimateParameters, alpha_problem, project_estimates
+from validation.estimates.planning import StatedValues, half_width_problem, plan_json, project_plan, stated_problem
 from validation.evaluations.base import render_evaluation
 from validation.evaluations.registry import evaluate_request, page_evaluation
 from validation.evaluations.snapshots import evaluation_snapshot_create
@@ -130,6 +132,31 @@ class GoldExportApi(APIView):
         return FileResponse(handle, as_attachment=True, filename=path.name, content_type=CONTENT_TYPES[fmt])
 
 
+class GivenFloatField(serializers.FloatField):
+    """A number query parameter whose ``problem`` (a function of the number) refuses it by name; given
+    empty (``alpha=``) it is refused, not read as absent."""
+
+    def __init__(self, *, problem: Callable[[float], str | None], **kwargs: Any) -> None:
+        self.problem = problem
+        super().__init__(**kwargs)
+
+    def get_value(self, dictionary: Any) -> Any:
+        if dictionary.get(self.field_name) == "":
+            return ""  # float("") is refused as "A valid number is required."
+        return super().get_value(dictionary)
+
+    def to_internal_value(self, data: Any) -> float:
+        number = super().to_internal_value(data)
+        message = self.problem(number)
+        if message:
+            raise serializers.ValidationError(message)
+        return number
+
+
+def _alpha_field() -> GivenFloatField:
+    return GivenFloatField(problem=alpha_problem, required=False, default=0.05, min_value=MIN_ALPHA, max_value=0.5)
+
+
 class EstimateApi(APIView):
     class Query(serializers.Serializer):
         class Meta:
@@ -137,7 +164,7 @@ class EstimateApi(APIView):
 
         run = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
         by = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-        alpha = serializers.FloatField(required=False, default=0.05)
+        alpha = _alpha_field()
         truth = serializers.ChoiceField(choices=TRUTHS, required=False, default="mean")
 
     @extend_schema(
@@ -164,12 +191,16 @@ class SamplePlanApi(APIView):
             ref_name = "SamplePlanQuery"
 
         run = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-        half_width = serializers.FloatField(min_value=1e-6, max_value=1e6)
-        alpha = serializers.FloatField(required=False, default=0.05)
+        half_width = GivenFloatField(problem=half_width_problem, min_value=1e-6, max_value=1e6)
+        alpha = _alpha_field()
         dimension = serializers.CharField(max_length=100, required=False, default=None, allow_null=True)
-        sd = serializers.FloatField(required=False, default=None, allow_null=True)
-        share = serializers.FloatField(required=False, default=None, allow_null=True)
-        correlation = serializers.FloatField(min_value=-1, max_value=1, required=False, default=0.0)
+        sd = GivenFloatField(problem=lambda sd: stated_problem(sd=sd), required=False, default=None, allow_null=True)
+        share = GivenFloatField(
+            problem=lambda share: stated_problem(share=share), required=False, default=None, allow_null=True
+        )
+        correlation = GivenFloatField(
+            problem=lambda r: stated_problem(correlation=r), min_value=-1, max_value=1, required=False, default=0.0
+        )
 
     @extend_schema(
         parameters=[Query],

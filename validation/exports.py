@@ -4,14 +4,12 @@ Records arrive as an iterator and leave in batches: nothing holds the whole expo
 (lists, objects) are JSON text in CSV cells and Parquet columns, so every format carries the same
 information and pandas / `datasets` read them without a custom schema.
 
-CSV text cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a
-tab or a carriage return; item text comes from public forums) get a leading ``'`` unless the caller
-asks for raw cells (OWASP, "CSV Injection"). Numbers are written as numbers and never escaped.
+CSV text cells that a spreadsheet would run as a formula get a leading ``'`` unless the caller asks
+for raw cells (``annotation.csvsafe``, the writer of every CSV; item text comes from public forums).
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -21,19 +19,10 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from annotation import csvsafe
+
 PARQUET_BATCH = 5_000
 FORMATS = ("jsonl", "csv", "parquet")
-# What makes a spreadsheet read a cell as a formula, with the full-width forms some spreadsheets also accept.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-
-
-def csv_cell(value: Any, *, escape: bool = True) -> Any:
-    """One CSV cell: nested values as JSON text, and text a spreadsheet would run as a formula
-    prefixed with ``'`` (when ``escape``)."""
-    value = _flat(value)
-    if escape and isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
 
 
 def _flat(value: Any) -> Any:
@@ -62,12 +51,13 @@ def write_csv(path: str | Path, records: Iterable[dict], *, escape: bool = True)
     """
     count = 0
     with open(path, "w", encoding="utf-8", newline="") as handle:
-        writer: csv.DictWriter | None = None
+        writer = csvsafe.csv_writer(handle, escape=escape, lineterminator="\r\n")
+        header: list[str] | None = None
         for record in records:
-            if writer is None:
-                writer = csv.DictWriter(handle, fieldnames=list(record))
-                writer.writeheader()
-            writer.writerow({key: csv_cell(value, escape=escape) for key, value in record.items()})
+            if header is None:
+                header = list(record)
+                writer.writerow(header)
+            writer.writerow([_flat(record.get(key, "")) for key in header])
             count += 1
     return count
 

@@ -385,7 +385,7 @@ def export_gold(
     """Write the gold set; the file appears only when complete (written aside, then renamed).
 
     CSV cells that a spreadsheet would run as formulas get a leading ``'`` unless ``csv_escape`` is
-    False (validation.exports.csv_cell); the other formats are never changed.
+    False (annotation.csvsafe); the other formats are never changed.
     """
     if fmt not in WRITERS:
         raise ValidationFailed([FieldError("format", f"unknown format {fmt!r}; choose {', '.join(WRITERS)}")])

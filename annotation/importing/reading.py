@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 
-from annotation import jsonsafe
+from annotation import csvsafe, jsonsafe
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read, records read)
@@ -103,12 +103,13 @@ def _jsonl_records(source: _Source, errors: ErrorCollector) -> Iterator[Record]:
 
 
 def csv_rows(reader) -> Iterator[tuple[int, list[str]]]:
-    """The non-blank rows of a csv.reader with the line each starts on (a quoted cell may span lines)."""
+    """The non-blank rows of a csv.reader with the line each starts on (a quoted cell may span lines),
+    each cell with the formula escape of Concord's CSV writer undone (``annotation.csvsafe``)."""
     previous_end = reader.line_num
     for row in reader:
         start, previous_end = previous_end + 1, reader.line_num
         if any(cell.strip() for cell in row):
-            yield start, row
+            yield start, [csvsafe.unescape_cell(cell) for cell in row]
 
 
 def _csv_records(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import itertools
 import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from annotation import csvsafe
 from annotation.importing import (
     dumps_json,
 )
@@ -86,7 +86,7 @@ def run_file_lines(run: JudgeRun, fmt: str) -> Iterator[str]:
             yield dumps_json(line) + "\n"
         return
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvsafe.csv_writer(buffer)
     for row in itertools.chain([RUN_FIELDS], ([_csv_cell(line.get(n)) for n in RUN_FIELDS] for line in run_lines(run))):
         writer.writerow(row)
         yield buffer.getvalue()
@@ -103,9 +103,10 @@ def judge_run_export(*, run: JudgeRun, out: TextIO, fmt: str) -> int:
     return count
 
 
-def _csv_cell(value: Any) -> str:
+def _csv_cell(value: Any) -> Any:
+    """Text as is (the writer escapes formulas), numbers as numbers, lists and objects as JSON."""
     if value is None:
         return ""
-    if isinstance(value, str):
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
         return value
     return dumps_json(value)

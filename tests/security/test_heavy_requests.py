@@ -143,7 +143,8 @@ class ServerTests:
         command = script[script.index('"$BIN/gunicorn"') :]
         config_path = re.search(r"--config (\S+)", command).group(1)
         config = runpy.run_path(str(ROOT / config_path))
-        assert config["worker_class"] == "gthread" and config["workers"] * config["threads"] >= 8
+        assert config["worker_class"] == "config.gunicorn_worker.DeadlineThreadWorker"  # gthread, reads bounded
+        assert config["workers"] * config["threads"] >= 8
 
     def test_each_process_runs_few_threads_and_each_core_gets_two_processes(self, monkeypatch):
         """Threads of one process wait for each other's Python (the GIL): the layout keeps them few."""

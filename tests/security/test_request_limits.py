@@ -16,6 +16,7 @@ from django.test import Client
 from django.test.client import ClientHandler
 from django.urls import get_resolver, reverse
 
+from accounts.services import api_token_create
 from annotation.models import ImportJob, Item
 from config.request_limits import (
     BAD_LENGTH,
@@ -177,3 +178,58 @@ class RequestBodyLimitTests:
         assert body_limit("api_assignment_submit") == (django_settings.CONCORD_REQUEST_MAX_BYTES, DEFAULT_LIMIT.setting)
         assert body_limit("api_token")[0] == 4096 < django_settings.CONCORD_REQUEST_MAX_BYTES
         assert body_limit("api_items")[0] == django_settings.CONCORD_IMPORT_MAX_BYTES
+
+
+class LargeBodySenderTests:
+    """A route's large cap is for those who may post there: anyone else's body over the default cap is
+    refused before a byte of it is read (signed out, another project's member, another role)."""
+
+    BODY = b"x" * 5000
+
+    @pytest.fixture
+    def small_default(self, settings):
+        settings.CONCORD_REQUEST_MAX_BYTES = 1000  # the import cap stays 256 MiB
+
+    def cookie(self, user) -> str:
+        client = Client()
+        client.force_login(user)
+        return f"{django_settings.SESSION_COOKIE_NAME}={client.cookies[django_settings.SESSION_COOKIE_NAME].value}"
+
+    @pytest.mark.parametrize(
+        "path", ["/p/main/import/", "/p/main/judges/runs/import/", "/api/projects/main/runs/import/"]
+    )
+    def test_a_signed_out_body_is_refused_unread(self, team, small_default, path):  # noqa: F811
+        response, stream = send(path, self.BODY, content_type="multipart/form-data; boundary=b")
+        assert response.status_code == 413 and stream.bytes_read == 0
+        assert DEFAULT_LIMIT.setting in response.content.decode()
+
+    @pytest.mark.parametrize("who", ["ann1", "expert", "stranger"])
+    def test_a_member_without_the_role_is_refused_unread(self, team, small_default, who):  # noqa: F811
+        _, people = team
+        for path in ("/p/main/import/", "/p/main/judges/runs/import/"):
+            response, stream = send(
+                path, self.BODY, content_type="multipart/form-data; boundary=b", HTTP_COOKIE=self.cookie(people[who])
+            )
+            assert response.status_code == 413 and stream.bytes_read == 0, path
+
+    def test_another_project_s_token_is_refused_unread(self, team, small_default, make_user):  # noqa: F811
+        _, key = api_token_create(user=make_user("outsider"))
+        response, stream = send(
+            "/api/projects/main/runs/import/", self.BODY, content_type="multipart/form-data; boundary=b",
+            HTTP_AUTHORIZATION=f"Token {key}",
+        )  # fmt: skip
+        assert response.status_code == 413 and stream.bytes_read == 0
+
+    def test_the_researcher_s_body_is_read(self, team, small_default):  # noqa: F811
+        _, people = team
+        _, key = api_token_create(user=people["res"])
+        response, stream = send(
+            "/api/projects/main/runs/import/", self.BODY, content_type="multipart/form-data; boundary=b",
+            HTTP_AUTHORIZATION=f"Token {key}",
+        )  # fmt: skip
+        assert response.status_code == 400 and stream.bytes_read > 0  # read, and refused for what it says
+        page, stream = send(
+            "/p/main/import/", self.BODY, content_type="multipart/form-data; boundary=b",
+            HTTP_COOKIE=self.cookie(people["res"]),
+        )  # fmt: skip
+        assert page.status_code != 413

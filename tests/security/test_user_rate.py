@@ -3,6 +3,8 @@ rate's period, refused with 429 and Retry-After past the limit, per user."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.core.cache import cache
 
@@ -74,3 +76,53 @@ class BatchedCountTests:
         assert [api.get("/api/projects/").status_code for _ in range(2)] == [200, 200]
         cache.incr(f"throttle_user_{user.pk}:{int(clock[0] // 60)}", 197)  # as other processes would
         assert [api.get("/api/projects/").status_code for _ in range(3)] == [200, 429, 429]
+
+
+class SlowCache:
+    """The cache, with the first batch added held on its way until ``release`` is set: the moment
+    another thread of the process decides meanwhile."""
+
+    def __init__(self, cache_, arrived: threading.Event, release: threading.Event) -> None:
+        self.cache, self.arrived, self.release, self.held = cache_, arrived, release, False
+
+    def incr(self, key, delta=1):
+        if not self.held:
+            self.held = True
+            self.arrived.set()
+            self.release.wait(5)
+        return self.cache.incr(key, delta)
+
+    def __getattr__(self, name):
+        return getattr(self.cache, name)
+
+
+class ThreadsOfOneProcessTests:
+    def test_threads_of_a_process_let_at_most_a_batch_less_one_past_the_rate(self, make_user, monkeypatch, clock, rf):
+        """Rate 1,000 a minute (batches of 10); other processes already counted 995. One thread's batch is
+        on its way to the cache while another thread decides: that one must wait for the batch's count,
+        not judge by the count before it (which let each thread, not each process, a batch past)."""
+        monkeypatch.setitem(UserRateThrottle.THROTTLE_RATES, "user", "1000/minute")
+        monkeypatch.setattr(UserRateThrottle, "_window", -1)
+        arrived, release = threading.Event(), threading.Event()
+        monkeypatch.setattr(UserRateThrottle, "cache", SlowCache(cache, arrived, release))
+        user = make_user("ann")
+        cache.set(f"throttle_user_{user.pk}:{int(clock[0] // 60)}", 995, 120)
+        request = rf.get("/api/projects/")
+        request.user = user
+
+        def allowed(n: int) -> int:
+            return sum(UserRateThrottle().allow_request(request, None) for _ in range(n))
+
+        first: list[int] = []
+        flusher = threading.Thread(target=lambda: first.append(allowed(10)))  # the 10th adds the batch
+        flusher.start()
+        assert arrived.wait(5)
+        second: list[int] = []
+        other = threading.Thread(target=lambda: second.append(allowed(9)))
+        other.start()
+        other.join(0.5)  # on its own it would be done by now
+        release.set()
+        flusher.join(5)
+        other.join(5)
+        passed = 995 + first[0] + second[0]
+        assert first == [9] and passed <= 1000 + 10 - 1, passed

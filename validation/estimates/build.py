@@ -43,9 +43,11 @@ from validation.reports.build import judge_info
 
 __all__ = [
     "MAX_GROUPS",
+    "MIN_ALPHA",
     "TRUTHS",
     "EstimateInputs",
     "EstimateParameters",
+    "alpha_problem",
     "estimate_inputs",
     "estimate_result",
     "inverse_probability_weights",
@@ -58,7 +60,9 @@ MAX_GROUPS = 50
 MAX_DIFFERENCE_GROUPS = 6
 MAX_FIELD_CHARS = 100
 
-BAD_ALPHA = "alpha must be a number above 0 and below 0.5"
+#: The smallest alpha: far below it ``1 - alpha/2`` rounds to 1 and the interval is infinite.
+MIN_ALPHA = 1e-10
+BAD_ALPHA = "alpha must be a number from 1e-10 up to (not including) 0.5"
 BAD_TRUTH = f"truth must be one of {', '.join(TRUTHS)}"
 BAD_FIELD = "by must be a payload field of the project's kind (or meta.<key>), at most 100 characters"
 TOO_MANY_GROUPS = "{field!r} has {n} groups; estimates show at most {limit}"
@@ -98,7 +102,7 @@ class EstimateParameters:
 
     def check(self, project: Project) -> None:
         """The caps, as a ValueError (exit code 1, a 400, a form error)."""
-        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha < 0.5:
+        if alpha_problem(self.alpha):
             raise ValueError(BAD_ALPHA)
         if self.truth not in TRUTHS:
             raise ValueError(BAD_TRUTH)
@@ -107,6 +111,13 @@ class EstimateParameters:
             inside_meta = self.by.startswith("meta.") and len(self.by) > len("meta.")
             if len(self.by) > MAX_FIELD_CHARS or not (self.by in fields or inside_meta):
                 raise ValueError(BAD_FIELD)
+
+
+def alpha_problem(alpha: object) -> str | None:
+    """Why ``alpha`` is refused (NaN fails every comparison), or None."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not MIN_ALPHA <= alpha < 0.5:
+        return BAD_ALPHA
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -20,14 +20,16 @@ from annotation.models import Project
 from validation.estimates.build import EstimateParameters, estimate_inputs, inverse_probability_weights
 from validation.estimates.inference import MIN_LABELLED, PlanResult, plan_from_sample, plan_labels
 
-__all__ = ["StatedValues", "plan_json", "project_plan"]
+__all__ = ["StatedValues", "half_width_problem", "plan_json", "project_plan", "stated_problem"]
 
-BAD_HALF_WIDTH = "half-width must be a number above 0"
+BAD_HALF_WIDTH = "half-width must be a finite number above 0"
 UNKNOWN_DIMENSION = "no dimension {name!r}; dimensions: {names}"
 NEEDS_STATED = (
     "fewer than 2 labelled items: state people's standard deviation (or share) and the model-human correlation"
 )
-BAD_STATED = "state a share between 0 and 1, or a standard deviation above 0, and a correlation between -1 and 1"
+BAD_SD = "sd must be a finite number above 0"
+BAD_SHARE = "share must be a number above 0 and below 1"
+BAD_CORRELATION = "correlation must be a number from -1 to 1"
 #: Half-widths the page's plot shows, as multiples of the target.
 CURVE_STEPS = tuple(np.round(np.geomspace(0.5, 4, 15), 3))
 
@@ -41,15 +43,31 @@ class StatedValues:
     correlation: float = 0.0
 
     def spread(self) -> float:
-        if not -1 <= self.correlation <= 1:
-            raise ValueError(BAD_STATED)
+        problem = stated_problem(sd=self.sd, share=self.share, correlation=self.correlation)
+        if problem or (self.sd is None and self.share is None):
+            raise ValueError(problem or BAD_SD)
         if self.share is not None:
-            if not 0 < self.share < 1:
-                raise ValueError(BAD_STATED)
             return math.sqrt(self.share * (1 - self.share))
-        if self.sd is None or not self.sd > 0:
-            raise ValueError(BAD_STATED)
-        return self.sd
+        return cast(float, self.sd)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def half_width_problem(value: object) -> str | None:
+    return None if _number(value) and cast(float, value) > 0 else BAD_HALF_WIDTH
+
+
+def stated_problem(*, sd: object = None, share: object = None, correlation: object = 0.0) -> str | None:
+    """Why stated values are refused, naming the first refused one (NaN and infinities too), or None."""
+    if sd is not None and not (_number(sd) and cast(float, sd) > 0):
+        return BAD_SD
+    if share is not None and not (_number(share) and 0 < cast(float, share) < 1):
+        return BAD_SHARE
+    if not (_number(correlation) and -1 <= cast(float, correlation) <= 1):
+        return BAD_CORRELATION
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,8 +90,10 @@ def project_plan(
     stated: StatedValues | None = None,
 ) -> Plan:
     """The labels needed for ``half_width`` at ``1 - alpha`` (ValueError for bad input)."""
-    if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not half_width > 0:
+    if half_width_problem(half_width):
         raise ValueError(BAD_HALF_WIDTH)
+    if stated is not None:
+        stated.spread()  # refused values are refused even when the sample makes them unneeded
     inputs = estimate_inputs(project=project, parameters=EstimateParameters(run=run, alpha=alpha))
     names = [name for name, _ in inputs.dimensions]
     if dimension is not None and dimension not in names:

@@ -14,10 +14,11 @@ Two layouts share the cells, escapes and labels here:
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterable, Mapping
+from typing import Any
 
+from annotation import csvsafe
 from validation.agreement import MEASURES, CorrelationResult, DimensionAgreement
 from validation.agreement.measures import CORRELATION_METHODS, REFERENCE_KEYS, Measure
 from validation.reports.base import Cell, Table
@@ -202,13 +203,13 @@ def render_csv(tables: Iterable[Table]) -> str:
     """Long format: ``table,row,column,value,ci_low,ci_high,note,n``, one line per cell, full precision;
     ``n`` is the units the value was computed on (empty for counts and text)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvsafe.csv_writer(buffer)
     writer.writerow(["table", "row", "column", "value", "ci_low", "ci_high", "note", "n"])
     for table in tables:
         for row in table.rows:
             for column, cell in zip(table.columns[1:], row.cells, strict=False):
-                value = "" if cell.value is None else (repr(cell.value) if cell.format != "text" else cell.value)
-                low, high = ("", "") if cell.ci is None else (repr(cell.ci[0]), repr(cell.ci[1]))
+                value = "" if cell.value is None else cell.value
+                low, high = ("", "") if cell.ci is None else cell.ci
                 n = "" if cell.n is None or cell.value is None else cell.n
                 writer.writerow([table.key, row.label, column, value, low, high, cell.note or "", n])
     return buffer.getvalue()
@@ -293,11 +294,12 @@ def render_dimensions_csv(results: Mapping[str, DimensionAgreement]) -> str:
             header += [f"{m.csv_name}_n"]
     header += ["majority_n", "n_resamples", "seed", "notes"]
 
-    def number(value: float | int | None) -> str:
-        return "" if value is None else repr(value)
+    def number(value: float | int | None) -> Any:
+        # A number stays a number, so the writer never takes a negative one for a formula.
+        return "" if value is None else value
 
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvsafe.csv_writer(buffer)
     writer.writerow(header)
     for name, d in results.items():
         measures = d.measures()

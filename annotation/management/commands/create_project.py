@@ -3,6 +3,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation import jsonsafe
 from annotation.kinds import kind_choices
 from annotation.management.commands._base import (
     add_exposure_arguments,
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
             "--adjudication-rules",
-            type=json.loads,
+            type=jsonsafe.argument,
             metavar="JSON",
             help='which disagreements go to an expert, e.g. \'{"ordinal_distance": 2, "llm_majority": true}\'',
         )

@@ -3,6 +3,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation import jsonsafe
 from annotation.kinds import kind_choices
 from annotation.management.commands._base import (
     add_exposure_arguments,
@@ -43,7 +44,7 @@ class Command(BaseCommand):
         reveal.add_argument("--reveal-none", action="store_true", help="hide every such field again (the default)")
         rules = parser.add_mutually_exclusive_group()
         rules.add_argument(
-            "--adjudication-rules", type=json.loads, metavar="JSON", help="e.g. '{\"ordinal_distance\": 2}'"
+            "--adjudication-rules", type=jsonsafe.argument, metavar="JSON", help="e.g. '{\"ordinal_distance\": 2}'"
         )
         rules.add_argument("--default-adjudication", action="store_true", help="use the task kind's rules")
 

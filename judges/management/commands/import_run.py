@@ -13,6 +13,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation import jsonsafe
 from annotation.errors import ImportRejected
 from annotation.management.commands._base import StderrProgress, project_or_fail, rejected
 from judges.management.commands._runs import BAD_INPUT, USAGE
@@ -35,8 +36,8 @@ class Command(BaseCommand):
         sampling = None
         if o["sampling"] is not None:
             try:
-                sampling = json.loads(o["sampling"])
-            except json.JSONDecodeError as exc:
+                sampling = jsonsafe.loads(o["sampling"])
+            except jsonsafe.UnsafeJSON as exc:
                 raise CommandError(f"--sampling is not JSON: {exc}", returncode=USAGE) from None
         project = project_or_fail(o["slug"])
         file = o["file"]

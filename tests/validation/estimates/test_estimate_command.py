@@ -150,7 +150,7 @@ class EstimateCommandTests:
         checked = json.loads(out)
         assert checked["numbers_match"] and checked["inputs_match"]
 
-    def test_a_run_of_another_project_and_a_bad_alpha_exit_1(self, copa, capsys, make_project, judge_run):
+    def test_a_run_of_another_project_exits_1_and_a_bad_alpha_2(self, copa, capsys, make_project, judge_run):
         project, run_, *_ = copa
         other = make_project("copa_likert", slug="other")
         add_items(other, ["x"])
@@ -158,7 +158,7 @@ class EstimateCommandTests:
         code, out, err = run(capsys, project.slug, "--run", str(other_run.pk))
         assert code == 1 and "does not exist" in err
         code, out, err = run(capsys, project.slug, "--run", str(run_.pk), "--alpha", "0.9")
-        assert code == 1 and "alpha" in err
+        assert code == 2 and "argument --alpha" in err  # a value outside its cap is a usage error
 
 
 class PlanSampleCommandTests:

@@ -30,6 +30,22 @@ def non_negative_int(text: str) -> int:
     return number
 
 
+def checked_number(problem: Callable[[float], str | None]) -> Callable[[str], float]:
+    """An ``argparse`` type: a number that ``problem`` accepts (its message is the usage error, exit 2)."""
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        message = problem(number)
+        if message:
+            raise argparse.ArgumentTypeError(message)
+        return number
+
+    return parse
+
+
 def add_bootstrap_arguments(parser: argparse.ArgumentParser, *, over: str) -> None:
     """``--bootstrap N`` (resamples over ``over``), ``--seed S`` and ``--format``: every evaluation's."""
     parser.add_argument(

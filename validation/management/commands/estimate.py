@@ -16,12 +16,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.estimates.build import NAME, TRUTHS, EstimateParameters, project_estimates
+from validation.estimates.build import NAME, TRUTHS, EstimateParameters, alpha_problem, project_estimates
 from validation.evaluations.base import UnknownJudgeRun
 from validation.management.commands._shared import (
     add_format_argument,
     add_snapshot_arguments,
     check_evaluation_snapshot,
+    checked_number,
     write_evaluation,
 )
 
@@ -33,7 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="project slug")
         parser.add_argument("--run", type=int, metavar="ID", help="the judge run (imported runs too)")
         parser.add_argument("--by", default="", metavar="FIELD", help="payload field (or meta.KEY) to group by")
-        parser.add_argument("--alpha", type=float, default=0.05, help="intervals at 1 - alpha (0.05)")
+        parser.add_argument(
+            "--alpha", type=checked_number(alpha_problem), default=0.05, help="intervals at 1 - alpha (0.05)"
+        )
         parser.add_argument("--truth", choices=TRUTHS, default="mean", help="people's value: raters' mean or gold")
         add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
