@@ -40,7 +40,7 @@ NOT_PROJECT_ROUTES = {
     "tokens_revoke_all", "token_revoke", "password_change", "password_change_done", "password_reset",
     "password_reset_done", "password_reset_open", "password_reset_confirm", "password_reset_complete",
     "invitation", "invitation_open", "invitation_accept", "api_token", "api_schema", "api_docs", "api_projects",
-    "project_new", "project_new_preview",
+    "project_new", "project_new_preview", "project_new_design_preview",
 }  # fmt: skip
 #: What an annotator (paused or not) may reach in their project with a 2xx: the rest is 3xx/4xx for them.
 RATER_ROUTES = {
@@ -55,6 +55,7 @@ RESEARCHER_ROUTES = {
     "judge_new", "judge_run_launch", "judge_run_import", "generate_items", "judge_run_cancel", "judge_run_resume",
     "generation_run_cancel", "generation_run_resume", "api_validation_sample", "api_members", "api_member",
     "api_run_import", "api_run_cancel", "api_run_resume", "api_generation_run_cancel", "api_generation_run_resume",
+    "release", "release_download", "api_release", "api_release_settings",
 }  # fmt: skip
 SIGN_IN = "/accounts/login/"
 
