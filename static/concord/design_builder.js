@@ -202,6 +202,8 @@
     preview = document.getElementById("design-preview");
     locked = fieldset.hasAttribute("data-locked");
     if (locked) textarea.readOnly = true;
+    // The preview is a form only to look like the annotator's: it is never sent (no inline handler, the CSP forbids them).
+    preview.addEventListener("submit", function (event) { event.preventDefault(); });
     textarea.addEventListener("input", function () {
       var design = readJson();
       if (design && typeof design === "object" && !Array.isArray(design)) draw(design, chosenKind());

@@ -52,7 +52,9 @@ class AnnotatorTests:
         one = client.get(f"/api/projects/{project.slug}/")
         listed = client.get("/api/projects/")
         assert one.status_code == listed.status_code == 200
-        assert set(one.json()) == {"slug", "title", "kind", "guidelines", "created_at", "archived_at"}
+        # ``design`` is a designed kind's questions and scales (null for the papers' kinds): what an annotator
+        # answering by the API must know, not the study's design.
+        assert set(one.json()) == {"slug", "title", "kind", "guidelines", "design", "created_at", "archived_at"}
         assert leaks(one.content.decode()) == [] and leaks(listed.content.decode()) == []
 
     def test_item_answer_and_answer_list_responses_carry_no_design(self, study):
