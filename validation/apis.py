@@ -136,6 +136,9 @@ class EstimateApi(APIView):
         by = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
         alpha = serializers.FloatField(required=False, default=0.05)
         truth = serializers.ChoiceField(choices=TRUTHS, required=False, default="mean")
+        fpc = serializers.BooleanField(
+            required=False, default=True, help_text="finite-population correction (the project's own items)"
+        )
 
     @extend_schema(
         parameters=[Query],

@@ -35,6 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("--by", default="", metavar="FIELD", help="payload field (or meta.KEY) to group by")
         parser.add_argument("--alpha", type=float, default=0.05, help="intervals at 1 - alpha (0.05)")
         parser.add_argument("--truth", choices=TRUTHS, default="mean", help="people's value: raters' mean or gold")
+        parser.add_argument(
+            "--no-fpc",
+            dest="fpc",
+            action="store_false",
+            help="no finite-population correction (the items stand for a larger population)",
+        )
         add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
@@ -46,7 +52,7 @@ class Command(BaseCommand):
         if options["run"] is None:
             raise CommandError("--run is required", returncode=2)
         parameters = EstimateParameters(
-            run=options["run"], by=options["by"], alpha=options["alpha"], truth=options["truth"]
+            run=options["run"], by=options["by"], alpha=options["alpha"], truth=options["truth"], fpc=options["fpc"]
         )
         try:
             evaluation = project_estimates(project=project, parameters=parameters)
