@@ -37,6 +37,7 @@ __all__ = [
     "project_items_have_field",
     "item_stratum",
     "project_sample_design",
+    "sample_discardable_draw",
     "sample_draws",
     "sample_hold_out_new_items",
     "validation_sample_discard",
@@ -253,6 +254,21 @@ def validation_sample_draw(
     return draw
 
 
+def _started(items: Any) -> Any:
+    """Those of ``items`` someone labelled or holds."""
+    return items.filter(Q(assigned_count__gt=0) | Exists(Annotation.objects.filter(item_id=OuterRef("pk"))))
+
+
+def sample_discardable_draw(*, project: Project) -> int | None:
+    """The number of the latest draw while nobody labelled or holds one of its items, else None
+    (the page offers to discard it; ``validation_sample_discard`` checks again)."""
+    latest = SampleDraw.objects.filter(sample__project=project).order_by("-number").first()
+    if latest is None:
+        return None
+    drawn = Item.objects.filter(Exists(SampleItem.objects.filter(draw=latest, item_id=OuterRef("pk"))))
+    return None if _started(drawn).exists() else latest.number
+
+
 @transaction.atomic
 def validation_sample_discard(*, project: Project, number: int | None = None) -> int:
     """Discard the latest draw (``number``, when given, must name it) before anyone labelled or
@@ -265,8 +281,7 @@ def validation_sample_discard(*, project: Project, number: int | None = None) ->
     if number is not None and number != latest.number:
         raise DrawNotDiscardable(NOT_LATEST.format(latest=latest.number))
     drawn = Item.objects.filter(Exists(SampleItem.objects.filter(draw=latest, item_id=OuterRef("pk"))))
-    started = drawn.filter(Q(assigned_count__gt=0) | Exists(Annotation.objects.filter(item_id=OuterRef("pk"))))
-    touched = started.count()
+    touched = _started(drawn).count()
     if touched:
         raise DrawNotDiscardable(DRAW_STARTED.format(number=latest.number, n=touched))
     if latest.number == 1:

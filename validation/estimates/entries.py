@@ -36,9 +36,13 @@ FEW_LABELS = "stratum {name!r}: {labelled} labelled item(s), fewer than 2: no sp
 NO_LABELS = "stratum {name!r}: no labelled item; its {size} item(s) are left out of the people-only and " \
     "prediction-powered estimates"  # fmt: skip
 MODEL_DOES_NOT_HELP = (
-    "The model does not help here: the prediction-powered interval is not narrower than the people-only one; "
+    "The model does not help here: the {which} interval is not narrower than the people-only one; "
     "report the people-only figure."
 )
+VARIANTS = {
+    "prediction_powered": "prediction-powered",
+    "prediction_powered_stratified": "stratified prediction-powered",
+}
 
 
 @dataclass(frozen=True)
@@ -164,9 +168,12 @@ def _model_json(estimate: float | None) -> dict[str, Any]:
 
 
 def _advice(entry: dict[str, Any]) -> list[str]:
-    helps = [entry[key].get("model_helps") for key in ("prediction_powered", "prediction_powered_stratified")
-             if key in entry]  # fmt: skip
-    return [MODEL_DOES_NOT_HELP] if False in helps and True not in helps else []
+    """What to report where a prediction-powered interval is no narrower than the people-only one."""
+    return [
+        MODEL_DOES_NOT_HELP.format(which=which)
+        for key, which in VARIANTS.items()
+        if key in entry and entry[key].get("model_helps") is False
+    ]
 
 
 def one_estimate(arrays: DimensionArrays, members: np.ndarray, *, alpha: float, fpc: bool) -> dict[str, Any]:

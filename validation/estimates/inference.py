@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import ppi_py
 from ppi_py.ppi import _calc_lam_glm
+from ppi_py.ppi_power_analysis import _get_ppi_corr
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 from scipy.stats import norm
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, _zconfint_generic
@@ -325,15 +326,30 @@ def _reaching(pair_n: float, *, people: int, rho: float, population: int) -> int
     return n
 
 
+def _ppi_pair_n(rho: float, people: int, population: int) -> float:
+    """``ppi_py.ppi_power``'s labelled n for the effective n ``people`` within ``population`` items,
+    model labels costing nearly nothing (they exist)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "effective_n too large": _plan says so in words
+        try:
+            pair = ppi_py.ppi_power(
+                rho, cost_X=0, cost_Y=1, cost_Yhat=MODEL_LABEL_COST, effective_n=people, n_max=max(population, 1)
+            )
+        except ValueError:
+            # A model nearly matching people rounds ppi_py's n to 0 (then 0/0): start from one label.
+            return 1
+    return pair["n"]
+
+
 def _plan(
-    *, half_width: float, alpha: float, sd: float, rho: float, population: int, pair: Any
+    *, half_width: float, alpha: float, sd: float, rho: float, population: int
 ) -> tuple[int, int | None, str | None]:
     z = float(norm.ppf(1 - alpha / 2))
     people = max(1, math.ceil((z * sd / half_width) ** 2))
     if people > population:
         # ppi_py answers n_max then; but no split of the project's items gets the effective n asked.
         return people, None, NOT_REACHABLE.format(population=population, half_width=half_width)
-    return people, _reaching(pair(people)["n"], people=people, rho=rho, population=population), None
+    return people, _reaching(_ppi_pair_n(rho, people, population), people=people, rho=rho, population=population), None
 
 
 def plan_labels(*, half_width: float, alpha: float, sd: float, correlation: float, population: int) -> PlanResult:
@@ -349,14 +365,7 @@ def plan_labels(*, half_width: float, alpha: float, sd: float, correlation: floa
                           sd=sd, correlation=correlation, population=population, reason=NO_PLAN_SPREAD)  # fmt: skip
     rho = float(np.clip(correlation, -1 + 1e-9, 1 - 1e-9))
 
-    def pair(people: int) -> dict[str, Any]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return ppi_py.ppi_power(
-                rho, cost_X=0, cost_Y=1, cost_Yhat=MODEL_LABEL_COST, effective_n=people, n_max=max(population, 1)
-            )
-
-    people, powered, why = _plan(half_width=half_width, alpha=alpha, sd=sd, rho=rho, population=population, pair=pair)
+    people, powered, why = _plan(half_width=half_width, alpha=alpha, sd=sd, rho=rho, population=population)
     return PlanResult(
         half_width=half_width,
         alpha=alpha,
@@ -383,23 +392,18 @@ def plan_from_sample(
                           sd=sd, correlation=float("nan"), population=population, reason=NO_PLAN_SPREAD)  # fmt: skip
     rho = 0.0
     if np.std(yhat) > 0:  # a model that gives one value everywhere carries no information: people only
+        # The correlation ppi_py.ppi_mean_power plans with, by the same helper on the same gradients
+        # (it cannot plan with a model that matches people exactly: rho = 1 divides by zero there).
+        y2, yhat2 = reshape_to_2d(y), reshape_to_2d(yhat)
+        w2 = construct_weight_vector(len(y), w, vectorized=True)
+        start = np.sum(w2 * y2) / np.sum(w2)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # The correlation ppi_py plans with (the pair asked of it here is irrelevant).
-            probe = ppi_py.ppi_mean_power(y, yhat, cost_Y=1, cost_Yhat=MODEL_LABEL_COST, effective_n=1, w=w)
-        rho = float(probe["ppi_corr"]) if math.isfinite(float(probe["ppi_corr"])) else 0.0
+            warnings.simplefilter("ignore", RuntimeWarning)
+            found = float(np.ravel(_get_ppi_corr(w2 * (y2 - start), w2 * (yhat2 - start), np.eye(1)))[0])
+        rho = found if math.isfinite(found) else 0.0
     rho = float(np.clip(rho, -1 + 1e-9, 1 - 1e-9))
 
-    def pair(people: int) -> dict[str, Any]:
-        if rho == 0:
-            return {"n": people}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ppi_py.ppi_mean_power(
-                y, yhat, cost_Y=1, cost_Yhat=MODEL_LABEL_COST, effective_n=people, n_max=max(population, 1), w=w
-            )
-
-    people, powered, why = _plan(half_width=half_width, alpha=alpha, sd=sd, rho=rho, population=population, pair=pair)
+    people, powered, why = _plan(half_width=half_width, alpha=alpha, sd=sd, rho=rho, population=population)
     return PlanResult(
         half_width=half_width,
         alpha=alpha,

@@ -238,6 +238,45 @@ class PlanSampleCommandTests:
         assert payload["basis"].startswith("sample of 40")
         assert payload["prediction_powered_n"] <= payload["people_only_n"]
 
+    def test_every_dimension_is_planned_and_each_way_takes_the_largest_naming_it(self, copa, capsys):
+        """By hand, dimension by dimension (ppi_py's power analysis on each factor's labelled pairs): the
+        plan's people-only n is the largest people-only n of any factor, its prediction-powered n the
+        largest prediction-powered n, each named; here CT is made to need the most people-only labels
+        (its model tracks people exactly) and SA the most prediction-powered ones (its model is noise)."""
+        project, run_, items, truths, rng = copa
+        draw = validation_sample_draw(project=project, n=60, seed=3)
+        sampled = sorted(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True))
+        for at, item_id in enumerate(sampled):
+            item = next(i for i in items.values() if i.pk == item_id)
+            annotate(project, item, "ann", copa_value(at % 2 * 2, at % 3, 1, 1, 1, 1))
+        from judges.models import Suggestion
+
+        for at, suggestion in enumerate(Suggestion.objects.filter(run=run_, status="ok").order_by("item_id")):
+            people_ct = (sampled.index(suggestion.item_id) if suggestion.item_id in sampled else at) % 2 * 2
+            suggestion.value = copa_value(people_ct, int(rng.integers(0, 3)), 1, 1, 1, 1)
+            suggestion.save(update_fields=["value"])
+        from validation.estimates.inference import plan_from_sample
+        from validation.estimates.planning import project_plan
+
+        model = model_scores(run_)
+        labelled = [i for i in sampled if i in model]
+        human = {name: np.array(v, float) for name, v in (
+            ("CT", [sampled.index(i) % 2 * 2 for i in labelled]), ("SA", [sampled.index(i) % 3 for i in labelled])
+        )}  # fmt: skip
+        by_hand = {
+            name: plan_from_sample(
+                human[name], np.array([model[i][column] for i in labelled]), half_width=0.3, alpha=0.05,
+                population=len(model),
+            )
+            for column, name in ((0, "CT"), (1, "SA"))
+        }  # fmt: skip
+        plan = project_plan(project=project, run=run_.pk, half_width=0.3)
+        assert plan.people_only_dimension == "CT" and plan.dimension == "SA"
+        assert plan.result.people_only_n == by_hand["CT"].people_only_n > by_hand["SA"].people_only_n
+        assert plan.result.prediction_powered_n == by_hand["SA"].prediction_powered_n
+        assert by_hand["SA"].prediction_powered_n > by_hand["CT"].prediction_powered_n
+        assert "prediction-powered: dimension SA, people only: dimension CT" in plan.basis
+
     def test_without_labels_stated_values_are_needed(self, copa, capsys):
         project, run_, *_ = copa
         code, out, err = self.plan(capsys, project.slug, "--run", str(run_.pk), "--half-width", "0.05")
