@@ -161,9 +161,13 @@ class EstimateInputs:
     design: SampleDesign | None = field(default=None, compare=False)
 
     def arrays(self, name: str) -> DimensionArrays:
-        """One dimension's arrays with the sample's design."""
+        """One dimension's arrays with the sample's design (strata as integer codes)."""
+        codes, names = None, ()
+        if self.strata is not None:
+            found, codes = np.unique(self.strata.astype(str), return_inverse=True)
+            names = tuple(str(n) for n in found)
         return DimensionArrays(
-            model=self.model[name], human=self.human[name], strata=self.strata, in_sample=self.in_sample
+            model=self.model[name], human=self.human[name], strata=codes, in_sample=self.in_sample, stratum_names=names
         )
 
     def digest(self, parameters: EstimateParameters) -> str:

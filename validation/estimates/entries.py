@@ -51,8 +51,9 @@ class DimensionArrays:
 
     model: Array  # NaN: no number from the run
     human: Array  # NaN: no people's value (or outside the sample)
-    strata: npt.NDArray[Any] | None  # stratified samples only
+    strata: npt.NDArray[np.intp] | None  # each item's stratum as a position in stratum_names; stratified only
     in_sample: npt.NDArray[np.bool_] | None  # None without a validation sample
+    stratum_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,18 @@ def _parts(arrays: DimensionArrays, members: np.ndarray) -> _Parts:
     has_model = members & ~np.isnan(arrays.model)
     labelled = has_model & ~np.isnan(arrays.human)
     unlabelled = has_model & np.isnan(arrays.human)
-    labels = arrays.strata if arrays.strata is not None else np.full(len(arrays.model), "", dtype=object)
-    names = sorted(set(labels[has_model]))
     strata: list[StratumArrays] = []
     warnings: list[str] = []
     kept = np.zeros(len(arrays.model), dtype=bool)
     w_labelled = np.ones(len(arrays.model))
     w_unlabelled = np.ones(len(arrays.model))
-    for name in names:
-        mine = has_model & (labels == name)
+    if arrays.strata is None:
+        members_of: list[tuple[str, np.ndarray]] = [("", has_model)]
+    else:
+        # Integer codes: a mask per stratum present, no comparison of names item by item.
+        present = np.flatnonzero(np.bincount(arrays.strata[has_model], minlength=len(arrays.stratum_names)))
+        members_of = [(arrays.stratum_names[code], has_model & (arrays.strata == code)) for code in present]
+    for name, mine in members_of:
         n_h, size = int((mine & labelled).sum()), int(mine.sum())
         shown = name if arrays.strata is not None else "(all items)"
         if n_h == 0:

@@ -68,13 +68,15 @@ class EffectiveNTests:
         carries the spread between the strata, the stratified people-only one shown does not, so the
         former is wider, effective n is below n and the page says so."""
         rng = np.random.default_rng(3)
-        strata = np.array(["a"] * 1000 + ["b"] * 1000, dtype=object)
+        strata = np.repeat([0, 1], 1000)
         human = np.concatenate([(rng.random(1000) < 0.1), (rng.random(1000) < 0.9)]).astype(float)
         model = rng.random(2000)
         drawn = np.zeros(2000, bool)
         drawn[rng.choice(1000, 15, replace=False)] = True
         drawn[1000 + rng.choice(1000, 15, replace=False)] = True
-        arrays = DimensionArrays(model=model, human=np.where(drawn, human, np.nan), strata=strata, in_sample=drawn)
+        arrays = DimensionArrays(
+            model=model, human=np.where(drawn, human, np.nan), strata=strata, in_sample=drawn, stratum_names=("a", "b")
+        )
         entry = one_estimate(arrays, np.ones(2000, bool), alpha=0.05, fpc=True)
         people, powered = entry["people_only"], entry["prediction_powered"]
         assert powered["ci"][1] - powered["ci"][0] > people["ci"][1] - people["ci"][0]
