@@ -79,7 +79,8 @@ SAMPLED_NOTE = (
 )
 FPC_NOTE = (
     "People only: the stratified variance Σ W_h² s_h² / n_h with the finite-population correction (1 − n_h/N_h), "
-    "since the estimand is the project's own items (turn it off when they stand for a larger population)."
+    "since the estimand is the project's own items (turn it off when they stand for a larger population); "
+    "the prediction-powered intervals are ppi_py's, which carry no such correction."
 )
 NO_FPC_NOTE = (
     "People only: the stratified variance Σ W_h² s_h² / n_h without finite-population correction (the items "
@@ -311,10 +312,21 @@ def _notes(inputs: EstimateInputs, parameters: EstimateParameters, entries: list
             notes.append(OUTSIDE_SAMPLE_NOTE.format(n=inputs.n_outside_sample))
     if inputs.n_model_failed:
         notes.append(FAILED_NOTE.format(n=inputs.n_model_failed))
-    # Each distinct warning once (the overall rows' first), at most MAX_WARNINGS of them.
-    warned = dict.fromkeys(w for entry in entries for w in entry["warnings"])
-    notes.extend(list(warned)[:MAX_WARNINGS])
+    # Each distinct warning once, naming the rows it holds for unless it holds for all of them; at
+    # most MAX_WARNINGS of them.
+    where: dict[str, list[str]] = {}
+    for entry in entries:
+        for warning in entry["warnings"]:
+            where.setdefault(warning, []).append(_entry_label(entry))
+    for warning, labels in list(where.items())[:MAX_WARNINGS]:
+        notes.append(warning if len(labels) == len(entries) else f"{warning} ({', '.join(labels)})")
     return notes
+
+
+def _entry_label(entry: dict[str, Any]) -> str:
+    if "groups" in entry:
+        return f"{entry['dimension']} · {' − '.join(entry['groups'])}"
+    return entry["dimension"] if entry.get("group") is None else f"{entry['dimension']} · {entry['group']}"
 
 
 def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: EstimateParameters) -> dict[str, Any]:

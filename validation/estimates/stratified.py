@@ -134,7 +134,10 @@ def stratified_prediction_powered_mean(
             )
         lam[stratum.name] = powered.lam
         if powered.note:
+            # A constant model here: lambda is undefined and the stratum's people-only piece stands in.
             notes.append(f"stratum {stratum.name!r}: {powered.note}")
+            pieces.append(_people_piece(stratum, fpc=fpc))
+            continue
         se = (powered.ci[1] - powered.ci[0]) / (2 * z)
         pieces.append((stratum.size, powered.estimate, se**2))
     estimate, ci = _combine(pieces, alpha)
