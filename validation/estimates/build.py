@@ -299,7 +299,20 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     )
 
 
-def _notes(inputs: EstimateInputs, parameters: EstimateParameters, entries: list[dict[str, Any]]) -> list[str]:
+def _warnings(entries: list[dict[str, Any]]) -> list[str]:
+    """Each distinct warning of the rows once, naming the rows it holds for unless it holds for all
+    of them; at most MAX_WARNINGS of them."""
+    where: dict[str, list[str]] = {}
+    for entry in entries:
+        for warning in entry["warnings"]:
+            where.setdefault(warning, []).append(_entry_label(entry))
+    return [
+        warning if len(labels) == len(entries) else f"{warning} ({', '.join(labels)})"
+        for warning, labels in list(where.items())[:MAX_WARNINGS]
+    ]
+
+
+def _notes(inputs: EstimateInputs, parameters: EstimateParameters, warnings: list[str]) -> list[str]:
     notes = [MODEL_ONLY_NOTE, FPC_NOTE if parameters.fpc else NO_FPC_NOTE]
     if inputs.design is None:
         notes.append(UNIFORM_NOTE)
@@ -312,15 +325,7 @@ def _notes(inputs: EstimateInputs, parameters: EstimateParameters, entries: list
             notes.append(OUTSIDE_SAMPLE_NOTE.format(n=inputs.n_outside_sample))
     if inputs.n_model_failed:
         notes.append(FAILED_NOTE.format(n=inputs.n_model_failed))
-    # Each distinct warning once, naming the rows it holds for unless it holds for all of them; at
-    # most MAX_WARNINGS of them.
-    where: dict[str, list[str]] = {}
-    for entry in entries:
-        for warning in entry["warnings"]:
-            where.setdefault(warning, []).append(_entry_label(entry))
-    for warning, labels in list(where.items())[:MAX_WARNINGS]:
-        notes.append(warning if len(labels) == len(entries) else f"{warning} ({', '.join(labels)})")
-    return notes
+    return notes + warnings
 
 
 def _entry_label(entry: dict[str, Any]) -> str:
@@ -353,6 +358,7 @@ def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: Es
             for a, b in itertools.combinations(group_names, 2):
                 entry = group_difference(arrays, members[a], members[b], **options)
                 differences.append({"dimension": name, "groups": [a, b], **entry})
+    warnings = _warnings(estimates + differences)
     any_human = np.zeros(len(inputs.item_ids), dtype=bool)
     for name, _title in inputs.dimensions:
         any_human |= ~np.isnan(inputs.human[name])
@@ -370,7 +376,8 @@ def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: Es
         "estimates": estimates,
         "differences": differences,
         "fpc": parameters.fpc,
-        "notes": _notes(inputs, parameters, estimates + differences),
+        "warnings": warnings,
+        "notes": _notes(inputs, parameters, warnings),
     }
 
 
