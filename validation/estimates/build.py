@@ -163,7 +163,8 @@ class EstimateInputs:
 
     def arrays(self, name: str) -> DimensionArrays:
         """One dimension's arrays with the sample's design (strata as integer codes)."""
-        codes, names = None, ()
+        codes = None
+        names: tuple[str, ...] = ()
         if self.strata is not None:
             found, codes = np.unique(self.strata.astype(str), return_inverse=True)
             names = tuple(str(n) for n in found)

@@ -266,10 +266,8 @@ def _evaluate(evaluator: _Evaluator, pairs: PairSet, parameters: CopaEvalParamet
 
 
 def _row_mean(means: dict[str, GroupMeans]) -> float | None:
-    """Table 6's Avg.: the unweighted mean over the named category columns that have a score, the
-    "(none)" column of responses without a category left out. CoPA §5.4: "Table 6 presents a
-    comparative evaluation ... across four categories", its Avg. the mean of those four (the Accepted
-    row's 0.8009, 0.7984, 0.7393, 0.7946 give 0.7833)."""
+    """Table 6's Avg.: the mean over the named category columns with a score, "(none)" left out. CoPA
+    §5.4: "Table 6 presents a comparative evaluation ... across four categories", its Avg. their mean."""
     values = [m.score.statistic for c, m in means.items() if c != NONE and m.score.statistic is not None]
     return float(np.mean(values)) if values else None
 
