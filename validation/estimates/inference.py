@@ -13,8 +13,9 @@ not help). When the model gives one value on every item, lambda is 0/0: undefine
 people-only figure stands in for the prediction-powered one.
 
 Weights: for a stratified sample, a labelled item weighs ``1 / pi`` and an unlabelled one
-``1 / (1 - pi)`` (``pi`` its stratum's inclusion probability), so both sets stand for the whole
-population; ``ppi_py`` normalises each to mean 1. Without weights both sets are uniform.
+``1 / (1 - pi)`` (``pi`` its stratum's labelled share, ``validation.estimates.entries``), so both
+sets stand for the whole population; ``ppi_py`` normalises each to mean 1. Without weights both
+sets are uniform. The stratified estimates are ``validation.estimates.stratified``.
 """
 
 from __future__ import annotations

@@ -128,5 +128,5 @@ class UnreachablePlanTests:
             plan = plan_from_sample(truth[:80], model[:80], half_width=width, alpha=0.05, population=400)
             rho2, n, people = plan.correlation**2, plan.prediction_powered_n, plan.people_only_n
             effective = [k * 400 / (k + (1 - rho2) * (400 - k)) for k in (n - 1, n)]
-            assert effective[1] >= people and people < plan.people_only_n + 1
+            assert effective[0] < people <= effective[1]
             assert n < people
