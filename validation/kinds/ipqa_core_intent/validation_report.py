@@ -148,11 +148,11 @@ def ipqa_validation_evaluation(*, project: Project, parameters: IpqaValidationPa
                         level=d.level, categories=d.categories, settings=settings,
                     )  # fmt: skip
                     for measure in PEOPLE:
-                        if measures[d.name].get(measure) is not None:
+                        found = measures[d.name].get(measure)
+                        if found is not None:
                             ci = intervals[measure]
                             measures[d.name][measure] = replace(
-                                measures[d.name][measure],
-                                confidence_interval=None if ci is None else ConfidenceInterval(*ci),
+                                found, confidence_interval=None if ci is None else ConfidenceInterval(*ci)
                             )
             wanted = (*PEOPLE, *((MAJORITY_PERCENT_AGREEMENT,) if judge else ()))
             n_items = len({unit_items[u] for u in units})
