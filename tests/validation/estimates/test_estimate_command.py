@@ -242,18 +242,19 @@ class PlanSampleCommandTests:
         """By hand, dimension by dimension (ppi_py's power analysis on each factor's labelled pairs): the
         plan's people-only n is the largest people-only n of any factor, its prediction-powered n the
         largest prediction-powered n, each named; here CT is made to need the most people-only labels
-        (its model tracks people exactly) and SA the most prediction-powered ones (its model is noise)."""
+        (its model tracks people exactly), SA the most prediction-powered ones (its model is noise), and
+        SC fewer of both (a rarer label, its model noise too)."""
         project, run_, items, truths, rng = copa
         draw = validation_sample_draw(project=project, n=60, seed=3)
         sampled = sorted(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True))
         for at, item_id in enumerate(sampled):
             item = next(i for i in items.values() if i.pk == item_id)
-            annotate(project, item, "ann", copa_value(at % 2 * 2, at % 3, 1, 1, 1, 1))
+            annotate(project, item, "ann", copa_value(at % 2 * 2, at % 3, int(at % 4 == 0), 1, 1, 1))
         from judges.models import Suggestion
 
         for at, suggestion in enumerate(Suggestion.objects.filter(run=run_, status="ok").order_by("item_id")):
             people_ct = (sampled.index(suggestion.item_id) if suggestion.item_id in sampled else at) % 2 * 2
-            suggestion.value = copa_value(people_ct, int(rng.integers(0, 3)), 1, 1, 1, 1)
+            suggestion.value = copa_value(people_ct, int(rng.integers(0, 3)), int(rng.integers(0, 2)), 1, 1, 1)
             suggestion.save(update_fields=["value"])
         from validation.estimates.inference import plan_from_sample
         from validation.estimates.planning import project_plan
@@ -261,20 +262,26 @@ class PlanSampleCommandTests:
         model = model_scores(run_)
         labelled = [i for i in sampled if i in model]
         human = {name: np.array(v, float) for name, v in (
-            ("CT", [sampled.index(i) % 2 * 2 for i in labelled]), ("SA", [sampled.index(i) % 3 for i in labelled])
+            ("CT", [sampled.index(i) % 2 * 2 for i in labelled]), ("SA", [sampled.index(i) % 3 for i in labelled]),
+            ("SC", [int(sampled.index(i) % 4 == 0) for i in labelled]),
         )}  # fmt: skip
         by_hand = {
             name: plan_from_sample(
                 human[name], np.array([model[i][column] for i in labelled]), half_width=0.3, alpha=0.05,
                 population=len(model),
             )
-            for column, name in ((0, "CT"), (1, "SA"))
+            for column, name in ((0, "CT"), (1, "SA"), (2, "SC"))
         }  # fmt: skip
         plan = project_plan(project=project, run=run_.pk, half_width=0.3)
         assert plan.people_only_dimension == "CT" and plan.dimension == "SA"
-        assert plan.result.people_only_n == by_hand["CT"].people_only_n > by_hand["SA"].people_only_n
-        assert plan.result.prediction_powered_n == by_hand["SA"].prediction_powered_n
-        assert by_hand["SA"].prediction_powered_n > by_hand["CT"].prediction_powered_n
+        assert (
+            plan.result.people_only_n == max(p.people_only_n for p in by_hand.values()) == by_hand["CT"].people_only_n
+        )
+        assert plan.result.prediction_powered_n == max(p.prediction_powered_n for p in by_hand.values())
+        assert (
+            plan.result.prediction_powered_n == by_hand["SA"].prediction_powered_n > by_hand["CT"].prediction_powered_n
+        )
+        assert by_hand["SC"].people_only_n < by_hand["SA"].people_only_n
         assert "prediction-powered: dimension SA, people only: dimension CT" in plan.basis
 
     def test_without_labels_stated_values_are_needed(self, copa, capsys):
