@@ -9,6 +9,11 @@ urlpatterns = [
     path("projects/<slug:slug>/", apis.ProjectDetailApi.as_view(), name="api_project"),
     path("projects/<slug:slug>/items/", apis.ItemListApi.as_view(), name="api_items"),
     path("projects/<slug:slug>/sample/", apis.ValidationSampleApi.as_view(), name="api_validation_sample"),
+    path(
+        "projects/<slug:slug>/sample/draws/<int:number>/",
+        apis.SampleDrawDiscardApi.as_view(),
+        name="api_sample_draw_discard",
+    ),
     path("projects/<slug:slug>/assignments/next/", apis.AssignmentNextApi.as_view(), name="api_assignment_next"),
     path("projects/<slug:slug>/annotations/", apis.AnnotationListApi.as_view(), name="api_annotations"),
     path("assignments/<int:assignment_id>/submit/", apis.AssignmentSubmitApi.as_view(), name="api_assignment_submit"),

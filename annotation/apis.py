@@ -34,7 +34,14 @@ from annotation.importing import import_job_run
 from annotation.importing.services import import_job_record
 from annotation.kinds import kind_choices
 from annotation.models import Annotation, Assignment, ImportJob, Item, Project, Role, SuggestionExposure
-from annotation.sampling import ALLOCATIONS, MAX_DRAW, draw_json, sample_draws, validation_sample_draw
+from annotation.sampling import (
+    ALLOCATIONS,
+    MAX_DRAW,
+    draw_json,
+    sample_draws,
+    validation_sample_discard,
+    validation_sample_draw,
+)
 from annotation.selectors import (
     ProjectProgress,
     project_roles,
@@ -540,3 +547,14 @@ class ValidationSampleApi(APIView):
         data.is_valid(raise_exception=True)
         draw = validation_sample_draw(project=project, user=request.user, **data.validated_data)
         return Response(draw_json(draw), status=status.HTTP_201_CREATED)
+
+
+class SampleDrawDiscardApi(APIView):
+    """Discard the latest draw of the validation sample before anyone labels it (``discard_draw``):
+    409 when it is not the latest or its items are labelled or held."""
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    def delete(self, request, slug: str, number: int):
+        project, _ = require_project_role(request, slug, {Role.RESEARCHER}, api=True)
+        discarded = validation_sample_discard(project=project, number=number)
+        return Response({"project": project.slug, "discarded": discarded})

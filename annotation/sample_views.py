@@ -16,8 +16,16 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.access import require_project_role
 from annotation.errors import ConcordError, ValidationFailed
-from annotation.models import Role, ValidationSample
-from annotation.sampling import MAX_DRAW, MAX_SEED, sample_draws, validation_sample_draw
+from annotation.models import Project, Role, ValidationSample
+from annotation.post_redirect import post_only
+from annotation.sampling import (
+    MAX_DRAW,
+    MAX_SEED,
+    sample_discardable_draw,
+    sample_draws,
+    validation_sample_discard,
+    validation_sample_draw,
+)
 
 NOT_A_RESEARCHER = "Only the project's researchers draw its validation sample."
 
@@ -61,6 +69,11 @@ def validation_sample_page(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, f"Draw {draw.number}: {draw.drawn} items added to the validation sample.")
                 return redirect(reverse("validation_sample", args=[project.slug]))
         status = 400
+    return _page(request, project, form=form, errors=errors, status=status)
+
+
+def _page(request: HttpRequest, project: Project, *, form: DrawForm, errors: list[str], status: int) -> HttpResponse:
+    draws = sample_draws(project=project)
     latest = draws[-1] if draws else None
     context = {
         "project": project,
@@ -70,5 +83,22 @@ def validation_sample_page(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "errors": errors,
         "payload_fields": project.task_kind.payload_fields,
+        "discardable": sample_discardable_draw(project=project),
     }
     return render(request, "annotation/validation_sample.html", context, status=status)
+
+
+@login_required
+@post_only("validation_sample", "slug")
+def validation_sample_discard_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Discard the latest draw (the form names it) while nobody labelled or holds its items."""
+    project, _ = require_project_role(request, slug, {Role.RESEARCHER}, denied=NOT_A_RESEARCHER)
+    number = request.POST.get("draw", "")
+    try:
+        discarded = validation_sample_discard(project=project, number=int(number) if number.isdigit() else -1)
+    except ConcordError as exc:
+        form = DrawForm(initial={"strata": ValidationSample.objects.filter(project=project).values_list(
+            "strata_field", flat=True).first() or ""})  # fmt: skip
+        return _page(request, project, form=form, errors=[f"Not discarded: {exc.message}"], status=exc.http_status)
+    messages.success(request, f"Draw {discarded} discarded: its items are no longer in the validation sample.")
+    return redirect(reverse("validation_sample", args=[project.slug]))

@@ -22,21 +22,25 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.item_places import places_hold_out, places_serve
-from annotation.models import Item, Project, SampleDraw, SampleItem, ValidationSample
+from annotation.models import Annotation, Item, Project, SampleDraw, SampleItem, ValidationSample
 
 __all__ = [
     "ALLOCATIONS",
     "MAX_DRAW",
     "SampleDesign",
     "draw_json",
+    "project_items_have_field",
     "item_stratum",
     "project_sample_design",
+    "sample_discardable_draw",
     "sample_draws",
     "sample_hold_out_new_items",
+    "validation_sample_discard",
     "validation_sample_draw",
 ]
 
@@ -53,12 +57,29 @@ BAD_FRACTION = "must be a number above 0 and at most 1"
 BAD_SEED = f"must be a whole number from 0 to {MAX_SEED}"
 BAD_ALLOCATION = f"must be one of {', '.join(ALLOCATIONS)}"
 UNKNOWN_STRATA_FIELD = "{field!r} is no payload field of {kind} items (nor meta.<key>); fields: {fields}"
-STRATA_FIXED = "this sample is stratified by {current}; every draw of a sample uses its strata"
+FIELD_ON_NO_ITEM = (
+    "no item of the project has {field!r}: check the spelling (a field no item has puts every item in one stratum)"
+)
+STRATA_FIXED = (
+    "this sample is stratified by {current}; every draw of a sample uses its strata (discard the draws before "
+    "anyone labels them to start again)"
+)
+NO_DRAW = "the project has no validation sample draw to discard"
+NOT_LATEST = "only the latest draw (draw {latest}) can be discarded"
+DRAW_STARTED = (
+    "draw {number} cannot be discarded: people have already labelled or opened {n} of its items "
+    "(a draw can be discarded only before anyone labels it)"
+)
 NOTHING_LEFT = "every item of the project is already in the validation sample"
 
 
 class SampleExhausted(ConcordError):
     code = "sample_exhausted"
+    http_status = 409
+
+
+class DrawNotDiscardable(ConcordError):
+    code = "draw_not_discardable"
     http_status = 409
 
 
@@ -110,8 +131,21 @@ def _check_draw(
     if strata and not (strata in fields or (strata.startswith("meta.") and len(strata) > len("meta."))):
         message = UNKNOWN_STRATA_FIELD.format(field=strata[:100], kind=project.kind, fields=", ".join(fields))
         errors.append(FieldError("strata", message))
+    elif strata and not project_items_have_field(project=project, field=strata):
+        errors.append(FieldError("strata", FIELD_ON_NO_ITEM.format(field=strata[:100])))
     if errors:
         raise ValidationFailed(errors)
+
+
+def project_items_have_field(*, project: Project, field: str) -> bool:
+    """Whether some item of the project carries ``field`` (``meta.<key>``: a key of its meta object)
+    with a value: a field no item has is a typo, not a stratum or a group."""
+    if field.startswith("meta."):
+        # The key as one literal (a key may hold "__", which a lookup path would split).
+        text = KeyTextTransform(field.removeprefix("meta."), KeyTransform("meta", "payload"))
+    else:
+        text = KeyTextTransform(field, "payload")
+    return Item.objects.filter(project=project).alias(value=text).filter(value__isnull=False).exists()
 
 
 def _allocate(want: int, remaining: dict[str, int], sizes: dict[str, int], allocation: str) -> dict[str, int]:
@@ -218,6 +252,46 @@ def validation_sample_draw(
     new_ids = [pk for ids in chosen.values() for pk in ids]
     _serve_only_sampled(project, sample, new_ids)
     return draw
+
+
+def _started(items: Any) -> Any:
+    """Those of ``items`` someone labelled or holds."""
+    return items.filter(Q(assigned_count__gt=0) | Exists(Annotation.objects.filter(item_id=OuterRef("pk"))))
+
+
+def sample_discardable_draw(*, project: Project) -> int | None:
+    """The number of the latest draw while nobody labelled or holds one of its items, else None
+    (the page offers to discard it; ``validation_sample_discard`` checks again)."""
+    latest = SampleDraw.objects.filter(sample__project=project).order_by("-number").first()
+    if latest is None:
+        return None
+    drawn = Item.objects.filter(Exists(SampleItem.objects.filter(draw=latest, item_id=OuterRef("pk"))))
+    return None if _started(drawn).exists() else latest.number
+
+
+@transaction.atomic
+def validation_sample_discard(*, project: Project, number: int | None = None) -> int:
+    """Discard the latest draw (``number``, when given, must name it) before anyone labelled or
+    opened one of its items: its items are held out again; discarding the first draw removes the
+    sample, so every item is served again and a new sample may take other strata. The number."""
+    Project.objects.select_for_update().filter(pk=project.pk).first()  # as a draw: one at a time
+    latest = SampleDraw.objects.filter(sample__project=project).select_related("sample").order_by("-number").first()
+    if latest is None:
+        raise DrawNotDiscardable(NO_DRAW)
+    if number is not None and number != latest.number:
+        raise DrawNotDiscardable(NOT_LATEST.format(latest=latest.number))
+    drawn = Item.objects.filter(Exists(SampleItem.objects.filter(draw=latest, item_id=OuterRef("pk"))))
+    touched = _started(drawn).count()
+    if touched:
+        raise DrawNotDiscardable(DRAW_STARTED.format(number=latest.number, n=touched))
+    if latest.number == 1:
+        latest.sample.delete()  # its draws and items go with it
+        places_serve(Item.objects.filter(project=project, gold_value__isnull=True, held_out=True),
+                     overlap=project.overlap)  # fmt: skip
+    else:
+        places_hold_out(drawn)
+        latest.delete()
+    return latest.number
 
 
 def _serve_only_sampled(project: Project, sample: ValidationSample, new_ids: Iterable[int]) -> None:

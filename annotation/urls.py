@@ -32,6 +32,9 @@ urlpatterns = [
     # The team and the item browser (annotation/team_views.py, annotation/item_views.py).
     path("p/<slug:slug>/team/", team_views.team_page, name="team"),
     path("p/<slug:slug>/sample/", sample_views.validation_sample_page, name="validation_sample"),
+    path(
+        "p/<slug:slug>/sample/discard/", sample_views.validation_sample_discard_page, name="validation_sample_discard"
+    ),
     path("p/<slug:slug>/team/add/", team_views.team_add, name="team_add"),
     path("p/<slug:slug>/team/upload/", team_views.team_upload, name="team_upload"),
     path("p/<slug:slug>/team/<int:user_id>/roles/", team_views.member_roles, name="member_roles"),

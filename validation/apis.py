@@ -166,6 +166,9 @@ class EstimateApi(APIView):
         by = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
         alpha = _alpha_field()
         truth = serializers.ChoiceField(choices=TRUTHS, required=False, default="mean")
+        fpc = serializers.BooleanField(
+            required=False, default=True, help_text="finite-population correction (the project's own items)"
+        )
 
     @extend_schema(
         parameters=[Query],

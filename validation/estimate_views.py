@@ -41,6 +41,15 @@ class EstimateForm(forms.Form):
         label="alpha (intervals at 1 - alpha)", initial=0.05, min_value=0.0001, max_value=0.4999, required=False
     )
     truth = forms.ChoiceField(label="People's value", choices=[(t, t) for t in TRUTHS], initial="mean", required=False)
+    fpc = forms.ChoiceField(
+        label="Finite-population correction",
+        choices=[("on", "on: the estimand is the project's own items"), ("off", "off: they stand for more")],
+        initial="on",
+        required=False,
+    )
+
+    def clean_fpc(self) -> bool:
+        return self.cleaned_data["fpc"] != "off"
 
     def clean_alpha(self) -> float:
         alpha = self.cleaned_data["alpha"]
@@ -61,7 +70,9 @@ class EstimateForm(forms.Form):
 
 def _parameters(form: EstimateForm) -> EstimateParameters:
     data = form.cleaned_data
-    return EstimateParameters(run=data["run"], by=data["by"].strip(), alpha=data["alpha"], truth=data["truth"])
+    return EstimateParameters(
+        run=data["run"], by=data["by"].strip(), alpha=data["alpha"], truth=data["truth"], fpc=data["fpc"]
+    )
 
 
 @login_required

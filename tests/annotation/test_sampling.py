@@ -1,5 +1,8 @@
-"""Validation samples: seeded, stratified, extended by later draws, and the only items people are served."""
+"""Validation samples: seeded, stratified, extended by later draws, and the only items people are served;
+a strata field no item has is refused (service, command, page, API, estimates' ``by``), and the latest
+draw can be discarded before anyone labels it (service, command, page, API)."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -10,18 +13,26 @@ from annotation.assignments import assignment_claim_next, assignment_skip, assig
 from annotation.errors import ValidationFailed
 from annotation.importing import import_items
 from annotation.kinds import get_kind
-from annotation.models import Item, Role, SampleDraw, SampleItem
+from annotation.models import Item, Role, SampleDraw, SampleItem, ValidationSample
 from annotation.sampling import (
     BAD_FRACTION,
+    DRAW_STARTED,
+    FIELD_ON_NO_ITEM,
+    NOT_LATEST,
     NOTHING_LEFT,
     SIZE_NEEDED,
     STRATA_FIXED,
+    DrawNotDiscardable,
     SampleExhausted,
     project_sample_design,
+    sample_discardable_draw,
+    validation_sample_discard,
     validation_sample_draw,
 )
 from annotation.services import membership_add
 from annotation.synthetic import synthetic_records, write_jsonl
+from tests.api.conftest import client_for
+from validation.estimates.build import EstimateParameters
 
 COPA = get_kind("copa_likert")
 SOURCES = ("accepted", "top-voted", "model-a")
@@ -179,3 +190,119 @@ class DrawSampleCommandTests:
         with pytest.raises(CommandError) as failed:
             call_command("draw_sample", project.slug, "--fraction", "2", "--seed", "1")
         assert failed.value.returncode == 1 and BAD_FRACTION in str(failed.value)
+
+
+@pytest.fixture
+def researcher(make_user):
+    return make_user("res")
+
+
+def member(project, user, role=Role.RESEARCHER):
+    membership_add(project=project, user=user, role=role)
+    return user
+
+
+@pytest.mark.django_db
+class StrataTypoTests:
+    def test_a_field_no_item_has_is_refused_and_nothing_is_stored(self, copa_project):
+        project = copa_project(20)
+        with pytest.raises(ValidationFailed) as refused:
+            validation_sample_draw(project=project, n=5, seed=1, strata="meta.nonexistent")
+        assert [(e.field, e.message) for e in refused.value.errors] == [
+            ("strata", FIELD_ON_NO_ITEM.format(field="meta.nonexistent"))
+        ]
+        assert not ValidationSample.objects.exists() and not Item.objects.filter(held_out=True).exists()
+
+    def test_a_field_some_item_has_is_taken(self, copa_project):
+        project = copa_project(20)
+        item = Item.objects.filter(project=project).first()
+        item.payload = {**item.payload, "meta": {"domain": "x"}}
+        item.save(update_fields=["payload"])
+        draw = validation_sample_draw(project=project, n=5, seed=1, strata="meta.domain")
+        assert set(draw.strata) == {"x", "(missing)"}
+
+    def test_the_command_exits_1_naming_the_field(self, copa_project):
+        project = copa_project(20)
+        with pytest.raises(CommandError) as refused:
+            call_command("draw_sample", project.slug, "--n", "5", "--seed", "1", "--strata", "meta.nonexistent")
+        assert refused.value.returncode == 1 and "no item of the project has 'meta.nonexistent'" in str(refused.value)
+
+    def test_the_api_and_the_page_answer_400_and_store_nothing(self, copa_project, researcher, client):
+        project = copa_project(20)
+        member(project, researcher)
+        body = {"n": 5, "seed": 1, "strata": "meta.nonexistent"}
+        response = client_for(researcher).post(f"/api/projects/{project.slug}/sample/", body, format="json")
+        assert response.status_code == 400 and "no item of the project has" in response.content.decode()
+        client.force_login(researcher)
+        response = client.post(f"/p/{project.slug}/sample/", {**body, "allocation": "proportional"})
+        assert response.status_code == 400 and "no item of the project has" in response.content.decode()
+        assert not SampleDraw.objects.exists()
+
+    def test_estimates_by_a_field_no_item_has_is_refused(self, copa_project):
+        project = copa_project(5)
+        with pytest.raises(ValueError, match="no item of the project has 'meta.nonexistent'"):
+            EstimateParameters(run=1, by="meta.nonexistent").check(project)
+        EstimateParameters(run=1, by="response_source").check(project)
+
+
+@pytest.mark.django_db
+class DiscardTests:
+    def test_discarding_the_only_draw_removes_the_sample_and_serves_every_item(self, copa_project):
+        project = copa_project(20)
+        validation_sample_draw(project=project, n=5, seed=1, strata="response_source")
+        assert Item.objects.filter(project=project, held_out=True).count() == 15
+        assert sample_discardable_draw(project=project) == 1
+        assert validation_sample_discard(project=project) == 1
+        assert not ValidationSample.objects.exists()
+        assert Item.objects.filter(project=project, held_out=False, is_open=True).count() == 20
+        # A new sample may take other strata.
+        assert validation_sample_draw(project=project, n=5, seed=1).sample.strata_field == ""
+
+    def test_discarding_a_later_draw_holds_its_items_out_again(self, copa_project):
+        project = copa_project(20)
+        validation_sample_draw(project=project, n=5, seed=1)
+        validation_sample_draw(project=project, n=5, seed=2)
+        with pytest.raises(DrawNotDiscardable, match=re.escape(NOT_LATEST.format(latest=2))):
+            validation_sample_discard(project=project, number=1)
+        validation_sample_discard(project=project, number=2)
+        assert list(SampleDraw.objects.values_list("number", flat=True)) == [1]
+        assert Item.objects.filter(project=project, held_out=False).count() == 5
+
+    def test_a_draw_someone_opened_cannot_be_discarded(self, copa_project, make_user):
+        project = copa_project(20)
+        validation_sample_draw(project=project, n=5, seed=1)
+        annotator = member(project, make_user("ann"), Role.ANNOTATOR)
+        assert assignment_claim_next(project=project, user=annotator) is not None
+        assert sample_discardable_draw(project=project) is None
+        with pytest.raises(DrawNotDiscardable, match=DRAW_STARTED.format(number=1, n=1).split(":")[0]):
+            validation_sample_discard(project=project)
+        assert SampleDraw.objects.count() == 1
+
+    def test_command_api_and_page(self, copa_project, researcher, make_user, client, capsys):
+        project = copa_project(20)
+        member(project, researcher)
+        validation_sample_draw(project=project, n=5, seed=1)
+        call_command("discard_draw", project.slug, "--draw", "1")
+        assert '"discarded": 1' in capsys.readouterr().out and not SampleDraw.objects.exists()
+        with pytest.raises(CommandError) as refused:
+            call_command("discard_draw", project.slug)
+        assert refused.value.returncode == 1
+        validation_sample_draw(project=project, n=5, seed=1)
+        annotator = member(project, make_user("ann"), Role.ANNOTATOR)
+        response = client_for(annotator).delete(f"/api/projects/{project.slug}/sample/draws/1/")
+        assert response.status_code == 403 and SampleDraw.objects.exists()
+        response = client_for(researcher).delete(f"/api/projects/{project.slug}/sample/draws/1/")
+        assert response.status_code == 200 and response.json() == {"project": project.slug, "discarded": 1}
+        validation_sample_draw(project=project, n=5, seed=1)
+        client.force_login(researcher)
+        assert "Discard draw 1" in client.get(f"/p/{project.slug}/sample/").content.decode()
+        response = client.post(f"/p/{project.slug}/sample/discard/", {"draw": "1"})
+        assert response.status_code == 302 and not SampleDraw.objects.exists()
+        # A crafted request for a draw someone has opened: refused, kept.
+        validation_sample_draw(project=project, n=5, seed=1)
+        assignment_claim_next(project=project, user=annotator)
+        page = client.get(f"/p/{project.slug}/sample/").content.decode()
+        assert "Discard draw" not in page
+        response = client.post(f"/p/{project.slug}/sample/discard/", {"draw": "1"})
+        assert response.status_code == 409 and "Not discarded" in response.content.decode()
+        assert SampleDraw.objects.count() == 1

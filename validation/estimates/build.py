@@ -32,9 +32,15 @@ from django.db.models.fields.json import KT
 from annotation.errors import ConcordError
 from annotation.latest import latest_annotations
 from annotation.models import Item, Project
-from annotation.sampling import MISSING_STRATUM, SampleDesign, project_sample_design
+from annotation.sampling import (
+    FIELD_ON_NO_ITEM,
+    MISSING_STRATUM,
+    SampleDesign,
+    project_items_have_field,
+    project_sample_design,
+)
 from judges.selectors import suggestion_values
-from validation.estimates import inference
+from validation.estimates.entries import DimensionArrays, group_difference, one_estimate
 from validation.evaluations.base import Evaluation, current_versions
 from validation.goldset import project_items_state
 from validation.ratings import PARAMETERS
@@ -50,7 +56,6 @@ __all__ = [
     "alpha_problem",
     "estimate_inputs",
     "estimate_result",
-    "inverse_probability_weights",
     "project_estimates",
 ]
 
@@ -64,6 +69,7 @@ MAX_FIELD_CHARS = 100
 MIN_ALPHA = 1e-10
 BAD_ALPHA = "alpha must be a number from 1e-10 up to (not including) 0.5"
 BAD_TRUTH = f"truth must be one of {', '.join(TRUTHS)}"
+BAD_FPC = "fpc must be true or false"
 BAD_FIELD = "by must be a payload field of the project's kind (or meta.<key>), at most 100 characters"
 TOO_MANY_GROUPS = "{field!r} has {n} groups; estimates show at most {limit}"
 MODEL_ONLY_NOTE = "Model only: the run's mean over every item it answered; biased by design, so no interval."
@@ -72,8 +78,23 @@ UNIFORM_NOTE = (
     "uniform random sample of the items."
 )
 SAMPLED_NOTE = (
-    "Labelled items: the validation sample's ({draws} draw(s), {design}); weights from inclusion probabilities."
+    "Labelled items: the validation sample's ({draws} draw(s), {design}); each stratum weighs its share of the "
+    "items, its labelled items standing for it (missing labels assumed missing at random within a stratum)."
 )
+FPC_NOTE = (
+    "People only: the stratified variance Σ W_h² s_h² / n_h with the finite-population correction (1 − n_h/N_h), "
+    "since the estimand is the project's own items (turn it off when they stand for a larger population); "
+    "the prediction-powered intervals are ppi_py's, which carry no such correction."
+)
+NO_FPC_NOTE = (
+    "People only: the stratified variance Σ W_h² s_h² / n_h without finite-population correction (the items "
+    "stand for a larger population)."
+)
+STRATIFIED_PPI_NOTE = (
+    "Stratified PPI (Fisch et al. 2024): PPI++ in each stratum with its own λ, combined with the strata's "
+    "shares, beside the pooled-weight one."
+)
+MAX_WARNINGS = 20
 OUTSIDE_SAMPLE_NOTE = "{n} labelled item(s) outside the validation sample are treated as unlabelled."
 FAILED_NOTE = "{n} item(s) without a value from the run (failed or not reached) are left out."
 NAME = "estimates"
@@ -92,13 +113,24 @@ class EstimateParameters:
     by: str = ""
     alpha: float = 0.05
     truth: str = "mean"
+    #: The finite-population correction of the people-only variance: the estimand is the project's
+    #: own items (off: they stand for a larger population).
+    fpc: bool = True
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {"evaluation": NAME, "run": self.run, "by": self.by, "alpha": self.alpha, "truth": self.truth}
+        return {
+            "evaluation": NAME,
+            "run": self.run,
+            "by": self.by,
+            "alpha": self.alpha,
+            "truth": self.truth,
+            "fpc": self.fpc,
+        }
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> EstimateParameters:
-        return cls(run=data["run"], by=data["by"], alpha=data["alpha"], truth=data["truth"])
+        # Snapshots frozen before the correction existed were computed without it.
+        return cls(run=data["run"], by=data["by"], alpha=data["alpha"], truth=data["truth"], fpc=data.get("fpc", False))
 
     def check(self, project: Project) -> None:
         """The caps, as a ValueError (exit code 1, a 400, a form error)."""
@@ -106,11 +138,15 @@ class EstimateParameters:
             raise ValueError(BAD_ALPHA)
         if self.truth not in TRUTHS:
             raise ValueError(BAD_TRUTH)
+        if not isinstance(self.fpc, bool):
+            raise ValueError(BAD_FPC)
         if self.by:
             fields = project.task_kind.payload_fields
             inside_meta = self.by.startswith("meta.") and len(self.by) > len("meta.")
             if len(self.by) > MAX_FIELD_CHARS or not (self.by in fields or inside_meta):
                 raise ValueError(BAD_FIELD)
+            if not project_items_have_field(project=project, field=self.by):
+                raise ValueError(FIELD_ON_NO_ITEM.format(field=self.by))
 
 
 def alpha_problem(alpha: object) -> str | None:
@@ -129,11 +165,23 @@ class EstimateInputs:
     groups: npt.NDArray[Any] | None
     model: dict[str, npt.NDArray[np.float64]]  # NaN: the run's value has no number there
     human: dict[str, npt.NDArray[np.float64]]  # NaN: no people's value (or not in the sample)
-    probability: npt.NDArray[np.float64] | None  # inclusion probability, stratified samples only
+    strata: npt.NDArray[Any] | None  # each item's stratum, stratified samples only
+    in_sample: npt.NDArray[np.bool_] | None  # drawn into the validation sample (None: no sample)
     sampled_by_concord: bool
     n_model_failed: int
     n_outside_sample: int
     design: SampleDesign | None = field(default=None, compare=False)
+
+    def arrays(self, name: str) -> DimensionArrays:
+        """One dimension's arrays with the sample's design (strata as integer codes)."""
+        codes = None
+        names: tuple[str, ...] = ()
+        if self.strata is not None:
+            found, codes = np.unique(self.strata.astype(str), return_inverse=True)
+            names = tuple(str(n) for n in found)
+        return DimensionArrays(
+            model=self.model[name], human=self.human[name], strata=codes, in_sample=self.in_sample, stratum_names=names
+        )
 
     def digest(self, parameters: EstimateParameters) -> str:
         sha = hashlib.sha256(repr(sorted(parameters.to_json_dict().items())).encode())
@@ -144,8 +192,8 @@ class EstimateInputs:
             sha.update(np.nan_to_num(self.human[name], nan=-1e300).tobytes())
         if self.groups is not None:
             sha.update("\x1f".join(map(str, self.groups)).encode())
-        if self.probability is not None:
-            sha.update(self.probability.tobytes())
+        if self.strata is not None:
+            sha.update("\x1f".join(map(str, self.strata)).encode())
         return sha.hexdigest()
 
 
@@ -232,7 +280,7 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     model = kind.estimate_columns(values, payloads)
     human, labelled = _human_values(project, parameters, position, names)
     outside = 0
-    probability = None
+    strata = in_sample = None
     if design is not None:
         in_sample = np.fromiter((int(i) in design.sampled_item_ids for i in item_ids), dtype=bool, count=len(item_ids))
         outside = len({i for i in labelled if i not in design.sampled_item_ids})
@@ -240,8 +288,7 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
             human[name][~in_sample] = np.nan
         if design.strata_field:
             at = columns["stratum"]
-            # A stratum the draws never saw (items imported after them) could not be sampled: 0.
-            probability = np.asarray([design.probabilities.get(_group_text(row[at]), 0.0) for row in kept], dtype=float)
+            strata = np.asarray([_group_text(row[at]) for row in kept], dtype=object)
     groups = None
     if parameters.by:
         at = columns["group"]
@@ -255,7 +302,8 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
         groups=groups,
         model=model,
         human=human,
-        probability=probability,
+        strata=strata,
+        in_sample=in_sample,
         sampled_by_concord=design is not None,
         n_model_failed=len(rows) - len(kept),
         n_outside_sample=outside,
@@ -263,110 +311,39 @@ def estimate_inputs(*, project: Project, parameters: EstimateParameters) -> Esti
     )
 
 
-def inverse_probability_weights(probability: npt.NDArray[np.float64] | None, mask: np.ndarray, *, labelled: bool):
-    """Inverse-probability weights of the labelled (1/pi) or unlabelled (1/(1 - pi)) items."""
-    if probability is None:
-        return None
-    pi = probability[mask]
-    if labelled:
-        return 1.0 / pi
-    return np.where(pi < 1, 1.0 / np.clip(1 - pi, 1e-12, None), 1.0)
+def _warnings(entries: list[dict[str, Any]]) -> list[str]:
+    """Each distinct warning of the rows once, naming the rows it holds for unless it holds for all
+    of them; at most MAX_WARNINGS of them."""
+    where: dict[str, list[str]] = {}
+    for entry in entries:
+        for warning in entry["warnings"]:
+            where.setdefault(warning, []).append(_entry_label(entry))
+    return [
+        warning if len(labels) == len(entries) else f"{warning} ({', '.join(labels)})"
+        for warning, labels in list(where.items())[:MAX_WARNINGS]
+    ]
 
 
-def _people_json(result: inference.MeanEstimate) -> dict[str, Any]:
-    data: dict[str, Any] = {"estimate": result.estimate, "ci": list(result.ci) if result.ci else None, "n": result.n}
-    if result.reason:
-        data["reason"] = result.reason
-    return data
-
-
-def _ppi_json(result: inference.PredictionPowered | inference.PoweredDifference) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "estimate": result.estimate,
-        "ci": list(result.ci) if result.ci else None,
-        # A difference has each group's own lambda.
-        "lambda": list(result.lam) if isinstance(result.lam, tuple) else result.lam,
-        "effective_n": result.effective_n,
-    }
-    if result.reason:
-        data["reason"] = result.reason
-    return data
-
-
-def _model_json(estimate: float | None) -> dict[str, Any]:
-    return {"estimate": estimate} if estimate is not None else {"estimate": None, "reason": inference.NO_MODEL_VALUES}
-
-
-def _one(inputs: EstimateInputs, name: str, members: np.ndarray, alpha: float) -> dict[str, Any]:
-    model, human = inputs.model[name], inputs.human[name]
-    has_model = members & ~np.isnan(model)
-    labelled = has_model & ~np.isnan(human)
-    unlabelled = has_model & np.isnan(human)
-    w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
-    w_unlabelled = inverse_probability_weights(inputs.probability, unlabelled, labelled=False)
-    people = inference.people_only_mean(human[labelled], alpha=alpha, w=w)
-    powered = inference.prediction_powered_mean(
-        human[labelled], model[labelled], model[unlabelled], alpha=alpha, w=w, w_unlabeled=w_unlabelled
-    )
-    return {
-        "model_only": _model_json(inference.model_only_mean(model[has_model])),
-        "people_only": _people_json(people),
-        "prediction_powered": _ppi_json(powered),
-    }
-
-
-def _difference(
-    inputs: EstimateInputs, name: str, group_a: tuple[str, np.ndarray], group_b: tuple[str, np.ndarray], alpha: float
-) -> dict[str, Any]:
-    model, human = inputs.model[name], inputs.human[name]
-    (a, in_a), (b, in_b) = group_a, group_b
-    has_model = (in_a | in_b) & ~np.isnan(model)
-    labelled = has_model & ~np.isnan(human)
-    unlabelled = has_model & np.isnan(human)
-    w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
-    model_a, model_b = model[has_model & in_a], model[has_model & in_b]
-    model_only = float(model_a.mean() - model_b.mean()) if len(model_a) and len(model_b) else None
-    lab_a = in_a[labelled]
-    people = inference.people_only_difference(
-        human[labelled][lab_a],
-        human[labelled][~lab_a],
-        alpha=alpha,
-        w_a=None if w is None else w[lab_a],
-        w_b=None if w is None else w[~lab_a],
-    )
-
-    def group(members: np.ndarray) -> inference.GroupArrays:
-        mine, theirs = labelled & members, unlabelled & members
-        return inference.GroupArrays(
-            y=human[mine],
-            yhat=model[mine],
-            yhat_unlabeled=model[theirs],
-            w=inverse_probability_weights(inputs.probability, mine, labelled=True),
-            w_unlabeled=inverse_probability_weights(inputs.probability, theirs, labelled=False),
-        )
-
-    powered = inference.prediction_powered_difference(group(in_a), group(in_b), alpha=alpha)
-    return {
-        "dimension": name,
-        "groups": [a, b],
-        "model_only": _model_json(model_only),
-        "people_only": _people_json(people),
-        "prediction_powered": _ppi_json(powered),
-    }
-
-
-def _notes(inputs: EstimateInputs) -> list[str]:
-    notes = [MODEL_ONLY_NOTE]
+def _notes(inputs: EstimateInputs, parameters: EstimateParameters, warnings: list[str]) -> list[str]:
+    notes = [MODEL_ONLY_NOTE, FPC_NOTE if parameters.fpc else NO_FPC_NOTE]
     if inputs.design is None:
         notes.append(UNIFORM_NOTE)
     else:
         design = f"stratified by {inputs.design.strata_field}" if inputs.design.strata_field else "simple random"
         notes.append(SAMPLED_NOTE.format(draws=inputs.design.draws, design=design))
+        if inputs.design.strata_field:
+            notes.append(STRATIFIED_PPI_NOTE)
         if inputs.n_outside_sample:
             notes.append(OUTSIDE_SAMPLE_NOTE.format(n=inputs.n_outside_sample))
     if inputs.n_model_failed:
         notes.append(FAILED_NOTE.format(n=inputs.n_model_failed))
-    return notes
+    return notes + warnings
+
+
+def _entry_label(entry: dict[str, Any]) -> str:
+    if "groups" in entry:
+        return f"{entry['dimension']} · {' − '.join(entry['groups'])}"
+    return entry["dimension"] if entry.get("group") is None else f"{entry['dimension']} · {entry['group']}"
 
 
 def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: EstimateParameters) -> dict[str, Any]:
@@ -379,18 +356,21 @@ def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: Es
         found, codes = np.unique(inputs.groups.astype(str), return_inverse=True)
         group_names = [str(g) for g in found]
         members = {group: codes == code for code, group in enumerate(group_names)}
+    options: dict[str, Any] = {"alpha": parameters.alpha, "fpc": parameters.fpc}
     estimates = []
     for name, _title in inputs.dimensions:
-        estimates.append({"dimension": name, "group": None, **_one(inputs, name, everyone, parameters.alpha)})
+        arrays = inputs.arrays(name)
+        estimates.append({"dimension": name, "group": None, **one_estimate(arrays, everyone, **options)})
         for group in group_names:
-            estimates.append(
-                {"dimension": name, "group": group, **_one(inputs, name, members[group], parameters.alpha)}
-            )
+            estimates.append({"dimension": name, "group": group, **one_estimate(arrays, members[group], **options)})
     differences = []
     if 2 <= len(group_names) <= MAX_DIFFERENCE_GROUPS:
         for name, _title in inputs.dimensions:
+            arrays = inputs.arrays(name)
             for a, b in itertools.combinations(group_names, 2):
-                differences.append(_difference(inputs, name, (a, members[a]), (b, members[b]), parameters.alpha))
+                entry = group_difference(arrays, members[a], members[b], **options)
+                differences.append({"dimension": name, "groups": [a, b], **entry})
+    warnings = _warnings(estimates + differences)
     any_human = np.zeros(len(inputs.item_ids), dtype=bool)
     for name, _title in inputs.dimensions:
         any_human |= ~np.isnan(inputs.human[name])
@@ -407,7 +387,9 @@ def estimate_result(*, project_slug: str, inputs: EstimateInputs, parameters: Es
         "n_model_failed": inputs.n_model_failed,
         "estimates": estimates,
         "differences": differences,
-        "notes": _notes(inputs),
+        "fpc": parameters.fpc,
+        "warnings": warnings,
+        "notes": _notes(inputs, parameters, warnings),
     }
 
 
@@ -420,27 +402,35 @@ def _cell(part: dict[str, Any], *, interval: bool = True) -> Cell:
 
 def _lambda_cell(powered: dict[str, Any]) -> Cell:
     lam = powered.get("lambda")
+    if powered.get("lambda_reason") and (lam is None or isinstance(lam, dict)):
+        return Cell.text("undefined")
     if lam is None:
         return Cell(note=powered.get("reason"))
+    if isinstance(lam, dict):
+        return Cell.text(" / ".join("–" if value is None else f"{value:.3f}" for value in lam.values()))
     if isinstance(lam, list):
         return Cell.text(" / ".join(f"{value:.3f}" for value in lam))
     return Cell(value=lam)
 
 
-def _row(label: str, entry: dict[str, Any], *, rule_above: bool) -> Row:
+def _effective_cell(powered: dict[str, Any]) -> Cell:
+    return Cell.count(powered["effective_n"]) if powered.get("effective_n") is not None else Cell()
+
+
+def _row(label: str, entry: dict[str, Any], *, rule_above: bool, stratified: bool) -> Row:
     powered = entry["prediction_powered"]
-    return Row(
-        label=label,
-        cells=(
-            _cell(entry["model_only"], interval=False),
-            _cell(entry["people_only"]),
-            Cell.count(entry["people_only"]["n"]),
-            _cell(powered),
-            _lambda_cell(powered),
-            Cell.count(powered["effective_n"]) if powered.get("effective_n") is not None else Cell(),
-        ),
-        rule_above=rule_above,
-    )
+    cells = [
+        _cell(entry["model_only"], interval=False),
+        _cell(entry["people_only"]),
+        Cell.count(entry["people_only"]["n"]),
+        _cell(powered),
+        _lambda_cell(powered),
+        _effective_cell(powered),
+    ]
+    if stratified:
+        by_strata = entry["prediction_powered_stratified"]
+        cells += [_cell(by_strata), _lambda_cell(by_strata), _effective_cell(by_strata)]
+    return Row(label=label, cells=tuple(cells), rule_above=rule_above)
 
 
 COLUMNS = ("Dimension", "Model only", "People only", "n", "Prediction-powered", "λ", "Effective n")
@@ -453,6 +443,8 @@ LATEX_COLUMNS = (
     r"$\lambda$",
     r"$n_{\mathrm{eff}}$",
 )
+STRATIFIED_COLUMNS = ("Stratified PPI", "λ per stratum", "Effective n (stratified)")
+STRATIFIED_LATEX_COLUMNS = ("Stratified PPI", r"$\lambda_h$", r"$n_{\mathrm{eff}}^{\mathrm{strat}}$")
 
 
 def estimate_tables(result: dict[str, Any], titles: dict[str, str]) -> tuple[Table, ...]:
@@ -461,33 +453,35 @@ def estimate_tables(result: dict[str, Any], titles: dict[str, str]) -> tuple[Tab
     caption = (
         f"Mean per dimension: the model alone, people alone ({level:g}% normal interval, n labelled items) "
         f"and prediction-powered (PPI++, {level:g}% interval, lambda its power tuning, effective n the "
-        "people-only labels as narrow an interval needs)."
+        "people-only labels as narrow an interval needs, below n where the model does not help)."
     )
+    stratified = any("prediction_powered_stratified" in entry for entry in result["estimates"])
+    columns = COLUMNS + STRATIFIED_COLUMNS if stratified else COLUMNS
+    latex_columns = LATEX_COLUMNS + STRATIFIED_LATEX_COLUMNS if stratified else LATEX_COLUMNS
     rows, previous = [], None
     for entry in result["estimates"]:
         label = titles.get(entry["dimension"], entry["dimension"])
         label = label if entry["group"] is None else f"{entry['dimension']} · {entry['group']}"
         # With groups, a rule sets each dimension's rows apart; without, the rows are one block.
         rule = result["by"] is not None and previous not in (None, entry["dimension"])
-        rows.append(_row(label, entry, rule_above=rule))
+        rows.append(_row(label, entry, rule_above=rule, stratified=stratified))
         previous = entry["dimension"]
-    tables = [Table(key="estimates", title="Estimates", caption=caption, columns=COLUMNS,
-                    latex_columns=LATEX_COLUMNS, rows=tuple(rows), notes=tuple(result["notes"]))]  # fmt: skip
+    tables = [Table(key="estimates", title="Estimates", caption=caption, columns=columns,
+                    latex_columns=latex_columns, rows=tuple(rows), notes=tuple(result["notes"]))]  # fmt: skip
     if result["differences"]:
         rows, previous = [], None
         for entry in result["differences"]:
             a, b = entry["groups"]
-            rows.append(
-                _row(f"{entry['dimension']} · {a} − {b}", entry, rule_above=previous not in (None, entry["dimension"]))
-            )
+            rule = previous not in (None, entry["dimension"])
+            rows.append(_row(f"{entry['dimension']} · {a} − {b}", entry, rule_above=rule, stratified=stratified))
             previous = entry["dimension"]
         tables.append(
             Table(
                 key="differences",
                 title="Differences between groups",
                 caption=f"Group A minus group B by {result['by']}, the same three ways ({level:g}% intervals).",
-                columns=COLUMNS,
-                latex_columns=LATEX_COLUMNS,
+                columns=columns,
+                latex_columns=latex_columns,
                 rows=tuple(rows),
             )
         )

@@ -2,8 +2,10 @@
 
 From the project's labelled sample and a judge run (``validation.estimates.build``): for each
 estimated dimension, people's spread and the model-human relation on the sample, then
-``validation.estimates.inference.plan_from_sample`` (``ppi_py.ppi_mean_power``). The plan is the one
-of the dimension that needs the most people-only labels, unless a dimension is named. Without
+``validation.estimates.inference.plan_from_sample`` (``ppi_py.ppi_mean_power``). Every dimension
+asked (all, unless one is named) is planned, and each way's answer is the largest over them, naming
+the dimension it comes from ("±0.05 on every factor" needs the most of any factor, people only and
+prediction-powered alike; the two may come from different factors). Without
 labelled items yet, stated values (people's standard deviation or share, the model-human
 correlation) plan instead (``plan_labels``, ``ppi_py.ppi_power``).
 """
@@ -11,13 +13,14 @@ correlation) plan instead (``plan_labels``, ``ppi_py.ppi_power``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
 
 from annotation.models import Project
-from validation.estimates.build import EstimateParameters, estimate_inputs, inverse_probability_weights
+from validation.estimates.build import EstimateParameters, estimate_inputs
+from validation.estimates.entries import pooled_arrays
 from validation.estimates.inference import MIN_LABELLED, PlanResult, plan_from_sample, plan_labels
 
 __all__ = ["StatedValues", "half_width_problem", "plan_json", "project_plan", "stated_problem"]
@@ -72,12 +75,28 @@ def stated_problem(*, sd: object = None, share: object = None, correlation: obje
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
+    #: The largest over the dimensions asked: people-only n from ``people_only_dimension``'s plan,
+    #: prediction-powered n (or why none reaches the target) from ``dimension``'s.
     result: PlanResult
     dimension: str
+    people_only_dimension: str
     basis: str
     current_n: int
-    #: (half-width, people-only n, prediction-powered n) for the plot.
+    #: (half-width, people-only n, prediction-powered n) for the plot, the largest over the dimensions.
     curve: tuple[tuple[float, int | None, int | None], ...]
+
+
+def _hardest(plans: dict[str, tuple[PlanResult, int]]) -> tuple[str, str]:
+    """The dimension needing the most prediction-powered labels (one it cannot reach first) and the
+    one needing the most people-only labels."""
+
+    def powered(name: str) -> float:
+        result = plans[name][0]
+        if result.prediction_powered_reason:
+            return math.inf
+        return result.prediction_powered_n or 0
+
+    return max(plans, key=powered), max(plans, key=lambda name: plans[name][0].people_only_n or 0)
 
 
 def project_plan(
@@ -101,31 +120,39 @@ def project_plan(
     candidates = [dimension] if dimension else names
 
     def plan_for(name: str, width: float) -> tuple[PlanResult, int]:
-        model, human = inputs.model[name], inputs.human[name]
-        has_model = ~np.isnan(model)
-        labelled = has_model & ~np.isnan(human)
+        has_model = ~np.isnan(inputs.model[name])
         population = int(has_model.sum())
-        n = int(labelled.sum())
+        pooled = pooled_arrays(inputs.arrays(name))
+        n = len(pooled.y)
         if n >= MIN_LABELLED:
-            w = inverse_probability_weights(inputs.probability, labelled, labelled=True)
-            return plan_from_sample(
-                human[labelled], model[labelled], half_width=width, alpha=alpha, population=population, w=w
-            ), n
+            plan = plan_from_sample(pooled.y, pooled.yhat, half_width=width, alpha=alpha, population=population,
+                                    w=pooled.w)  # fmt: skip
+            return plan, n
         if stated is None:
             raise ValueError(NEEDS_STATED)
         return plan_labels(
             half_width=width, alpha=alpha, sd=stated.spread(), correlation=stated.correlation, population=population
         ), n
 
-    plans = {name: plan_for(name, half_width) for name in candidates}
-    chosen = max(candidates, key=lambda name: plans[name][0].people_only_n or 0)
-    result, n = plans[chosen]
+    def plan_all(width: float) -> tuple[PlanResult, str, str, int]:
+        plans = {name: plan_for(name, width) for name in candidates}
+        powered, people = _hardest(plans)
+        result = replace(plans[powered][0], people_only_n=plans[people][0].people_only_n)
+        return result, powered, people, plans[powered][1]
+
+    result, chosen, people_dimension, n = plan_all(half_width)
     basis = f"sample of {n}" if n >= MIN_LABELLED else "stated values"
+    basis += (
+        f", dimension {chosen}"
+        if chosen == people_dimension
+        else (f"; prediction-powered: dimension {chosen}, people only: dimension {people_dimension}")
+    )
     curve = []
     for step in CURVE_STEPS:
-        point, _ = plan_for(chosen, half_width * float(step))
+        point = plan_all(half_width * float(step))[0]
         curve.append((half_width * float(step), point.people_only_n, point.prediction_powered_n))
-    return Plan(result=result, dimension=chosen, basis=f"{basis}, dimension {chosen}", current_n=n, curve=tuple(curve))
+    return Plan(result=result, dimension=chosen, people_only_dimension=people_dimension, basis=basis, current_n=n,
+                curve=tuple(curve))  # fmt: skip
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
@@ -135,5 +162,10 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "alpha": plan.result.alpha,
         "people_only_n": plan.result.people_only_n,
         "prediction_powered_n": plan.result.prediction_powered_n,
+        # Why there is no prediction-powered n (the target is out of reach within the project's items).
+        "prediction_powered_reason": plan.result.prediction_powered_reason,
+        "prediction_powered_dimension": plan.dimension,
+        "people_only_dimension": plan.people_only_dimension,
+        "population": plan.result.population,
         "basis": plan.basis,
     }

@@ -69,8 +69,10 @@ class IntentGraspMcq(TemplatePrompt):
 
     def partial_value(self, text: str, request: JudgeRequest) -> tuple[dict, int] | None:
         """The released scorer's reading of an answer with letters beyond the options shown (or
-        other entries that are no letter): the valid letters as a value, the distinct invalid entries
-        counted as wrong choices (``validation.kinds.intent_mcq.mcq_eval.partial_credit_f1``)."""
+        other entries that are no letter, or letters in lower case): the valid letters as a value, the
+        distinct invalid entries counted as wrong choices
+        (``validation.kinds.intent_mcq.mcq_eval.partial_credit_f1``). Letters are compared as the
+        released scorer compares them, lower-cased on both sides: a correct "a" is the option "A"."""
         try:
             output = json.loads(text)
         except json.JSONDecodeError:
@@ -82,11 +84,12 @@ class IntentGraspMcq(TemplatePrompt):
         shown = LETTERS[: len(order)]
         valid: set[int] = set()
         invalid: set[str] = set()
+        lowered = shown.lower()
         for letter in letters:
-            if isinstance(letter, str) and len(letter) == 1 and letter in shown:
-                valid.add(order[shown.index(letter)])
+            if isinstance(letter, str) and len(letter) == 1 and letter.lower() in lowered:
+                valid.add(order[lowered.index(letter.lower())])
             else:
-                invalid.add(json.dumps(letter, sort_keys=True))
+                invalid.add(json.dumps(letter.lower() if isinstance(letter, str) else letter, sort_keys=True))
         if not valid:
             return None
         return {"chosen": sorted(valid)}, len(invalid)

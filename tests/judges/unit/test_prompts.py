@@ -232,6 +232,22 @@ class McqTests:
         with pytest.raises(NotImplementedError):
             get_prompt("copa_likert_evaluation").partial_value("{}", request)
 
+    def test_a_lower_case_letter_is_read_as_its_option_as_the_released_scorer_does(self):
+        """The released scorer lower-cases the letters it compares: a correct "a" scores 1.0, not 0."""
+        from validation.kinds.intent_mcq.mcq_eval import partial_credit_f1
+
+        prompt = get_prompt("intentgrasp_mcq_da")
+        request = prompt.build(item_id=1, payload=self.payload, external_id="banking-17", seed=7)
+        letter = LETTERS[request.state.index(0)]
+        with pytest.raises(JudgeOutputInvalid):
+            prompt.parse(json.dumps({"answer": [letter.lower()]}), request)  # a failure, read partly
+        read = prompt.partial_value(json.dumps({"answer": [letter.lower()]}), request)
+        assert read == ({"chosen": [0]}, 0)
+        assert partial_credit_f1(read[0]["chosen"], read[1], [0]) == 1.0
+        # "e" is as far beyond the four options as "E"; "a" and "A" are one choice.
+        both = prompt.partial_value(json.dumps({"answer": [letter, letter.lower(), "e", "E"]}), request)
+        assert both == ({"chosen": [0]}, 1)
+
 
 class RegistryTests:
     def test_prompts_by_name_and_version(self):

@@ -64,6 +64,10 @@ class EstimateApiTests:
         client = client_for(researcher)
         assert client.get(f"/api/projects/{project.slug}/estimates/", {"run": run.pk, "alpha": 2}).status_code == 400
         assert client.get(f"/api/projects/{project.slug}/estimates/", {"run": 999999}).status_code == 400
+        typo = client.get(f"/api/projects/{project.slug}/estimates/", {"run": run.pk, "by": "meta.nonexistent"})
+        assert typo.status_code == 400 and "no item of the project has 'meta.nonexistent'" in typo.content.decode()
+        off = client.get(f"/api/projects/{project.slug}/estimates/", {"run": run.pk, "fpc": "false"})
+        assert off.status_code == 200 and off.json()["fpc"] is False
 
     def test_the_plan_with_stated_values(self, project_with_run):
         project, run, _items, researcher, _ = project_with_run

@@ -11,6 +11,7 @@ from annotation.models import SampleItem
 from annotation.sampling import validation_sample_draw
 from tests.validation.conftest import add_items, annotate, copa_value, run_command, suggest
 from validation.estimates.build import UNIFORM_NOTE
+from validation.estimates.entries import PARTLY_LABELLED
 from validation.models import ReportSnapshot
 
 pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.usefixtures("keep_test_connection")]
@@ -106,7 +107,10 @@ class EstimateCommandTests:
             assert entry["people_only"]["estimate"] == pytest.approx(y.mean())
             assert entry["model_only"] == {"estimate": pytest.approx(np.concatenate([yhat, yhat_u]).mean())}
 
-    def test_stratified_samples_are_weighted_by_inclusion_probability(self, copa, capsys):
+    def test_stratified_samples_are_weighted_by_the_labelled_share_of_each_stratum(self, copa, capsys):
+        """Pooled weights N_h / n_h (labelled) and N_h / (N_h - n_h) (unlabelled) over the items the run
+        answered; people only is the stratified mean with Σ W_h² s_h² / n_h (1 - n_h / N_h); stratified
+        PPI combines each stratum's ppi_py interval with the same shares."""
         project, run_, items, truths, rng = copa
         draw = validation_sample_draw(project=project, n=30, seed=5, strata="response_source", allocation="equal")
         sampled = set(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True))
@@ -114,17 +118,66 @@ class EstimateCommandTests:
         code, out, err = run(capsys, project.slug, "--run", str(run_.pk))
         payload = json.loads(out)
         model = model_scores(run_)
-        pi = {s: info["probability"] for s, info in draw.strata.items()}
         source = {item.pk: item.payload["response_source"] for item in items.values()}
         labelled = sorted(i for i in people if i in model)
         unlabelled = sorted(i for i in model if i not in people)
-        w = np.array([1 / pi[source[i]] for i in labelled])
-        w_u = np.array([1 / (1 - pi[source[i]]) for i in unlabelled])
+        size = {s: sum(source[i] == s for i in model) for s in ("accepted", "model-a")}
+        n_h = {s: sum(source[i] == s for i in labelled) for s in size}
+        w = np.array([size[source[i]] / n_h[source[i]] for i in labelled])
+        w_u = np.array([size[source[i]] / (size[source[i]] - n_h[source[i]]) for i in unlabelled])
         y = np.array([people[i][0] for i in labelled])
         yhat, yhat_u = np.array([model[i][0] for i in labelled]), np.array([model[i][0] for i in unlabelled])
         low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=None, w=w, w_unlabeled=w_u)
         ct = payload["estimates"][0]
         assert ct["dimension"] == "CT" and ct["prediction_powered"]["ci"] == pytest.approx([low[0], high[0]])
+        share = {s: size[s] / sum(size.values()) for s in size}
+        means, variances, powered, powered_var = {}, {}, {}, {}
+        z = 1.959963984540054
+        for s in size:
+            ys = np.array([people[i][0] for i in labelled if source[i] == s])
+            means[s] = ys.mean()
+            variances[s] = ys.var(ddof=1) / len(ys) * (1 - len(ys) / size[s])
+            lab = [i for i in labelled if source[i] == s]
+            unl = [i for i in unlabelled if source[i] == s]
+            args = (ys, np.array([model[i][0] for i in lab]), np.array([model[i][0] for i in unl]))
+            lo, hi = ppi_py.ppi_mean_ci(*args, alpha=0.05, lam=None)
+            powered[s] = float(ppi_py.ppi_mean_pointestimate(*args, lam=None)[0])
+            powered_var[s] = ((hi[0] - lo[0]) / (2 * z)) ** 2
+        estimate = sum(share[s] * means[s] for s in size)
+        half = z * np.sqrt(sum(share[s] ** 2 * variances[s] for s in size))
+        assert ct["people_only"]["estimate"] == pytest.approx(estimate)
+        assert ct["people_only"]["ci"] == pytest.approx([estimate - half, estimate + half])
+        by_strata = ct["prediction_powered_stratified"]
+        estimate = sum(share[s] * powered[s] for s in size)
+        half = z * np.sqrt(sum(share[s] ** 2 * powered_var[s] for s in size))
+        assert by_strata["estimate"] == pytest.approx(estimate)
+        assert by_strata["ci"] == pytest.approx([estimate - half, estimate + half])
+        assert set(by_strata["lambda"]) == {"accepted", "model-a"}
+        people_half = (ct["people_only"]["ci"][1] - ct["people_only"]["ci"][0]) / 2
+        assert by_strata["effective_n"] == round(len(labelled) * (people_half / half) ** 2)
+
+    def test_a_partly_labelled_stratum_is_weighted_by_its_labelled_share_and_warned(self, copa, capsys):
+        """By hand: stratum "accepted" has 78 answered items with 10 of its 15 drawn labelled, "model-a"
+        39 with all 15; the people-only mean weighs each stratum's labelled mean by its size."""
+        project, run_, items, truths, rng = copa
+        draw = validation_sample_draw(project=project, n=30, seed=5, strata="response_source", allocation="equal")
+        drawn = SampleItem.objects.filter(draw=draw).order_by("item_id")
+        accepted = [s.item_id for s in drawn if s.stratum == "accepted"]
+        others = [s.item_id for s in drawn if s.stratum == "model-a"]
+        people = label(project, items, truths, rng, set(accepted[:10]) | set(others))
+        code, out, err = run(capsys, project.slug, "--run", str(run_.pk))
+        payload = json.loads(out)
+        model = model_scores(run_)
+        source = {item.pk: item.payload["response_source"] for item in items.values()}
+        size = {s: sum(source[i] == s for i in model) for s in ("accepted", "model-a")}
+        mean = {s: np.mean([people[i][0] for i in people if source[i] == s and i in model]) for s in size}
+        expected = sum(size[s] * mean[s] for s in size) / sum(size.values())
+        ct = payload["estimates"][0]
+        assert ct["people_only"]["estimate"] == pytest.approx(expected)
+        labelled_accepted = sum(1 for i in accepted[:10] if i in model)
+        drawn_accepted = sum(1 for i in accepted if i in model)
+        warning = PARTLY_LABELLED.format(name="accepted", labelled=labelled_accepted, sampled=drawn_accepted)
+        assert warning in ct["warnings"] and warning in payload["notes"]
 
     def test_groups_and_differences_and_the_uniform_sample_warning(self, copa, capsys):
         project, run_, items, truths, rng = copa
@@ -175,12 +228,61 @@ class PlanSampleCommandTests:
         project, run_, items, truths, rng = copa
         draw = validation_sample_draw(project=project, n=40, seed=3)
         label(project, items, truths, rng, set(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True)))
-        code, out, err = self.plan(capsys, project.slug, "--run", str(run_.pk), "--half-width", "0.1")
+        code, out, err = self.plan(capsys, project.slug, "--run", str(run_.pk), "--half-width", "0.3")
         assert code == 0, err
         payload = json.loads(out)
-        assert list(payload) == ["half_width", "alpha", "people_only_n", "prediction_powered_n", "basis"]
+        assert list(payload) == [
+            "half_width", "alpha", "people_only_n", "prediction_powered_n", "prediction_powered_reason",
+            "prediction_powered_dimension", "people_only_dimension", "population", "basis",
+        ]  # fmt: skip
         assert payload["basis"].startswith("sample of 40")
         assert payload["prediction_powered_n"] <= payload["people_only_n"]
+
+    def test_every_dimension_is_planned_and_each_way_takes_the_largest_naming_it(self, copa, capsys):
+        """By hand, dimension by dimension (ppi_py's power analysis on each factor's labelled pairs): the
+        plan's people-only n is the largest people-only n of any factor, its prediction-powered n the
+        largest prediction-powered n, each named; here CT is made to need the most people-only labels
+        (its model tracks people exactly), SA the most prediction-powered ones (its model is noise), and
+        SC fewer of both (a rarer label, its model noise too)."""
+        project, run_, items, truths, rng = copa
+        draw = validation_sample_draw(project=project, n=60, seed=3)
+        sampled = sorted(SampleItem.objects.filter(draw=draw).values_list("item_id", flat=True))
+        for at, item_id in enumerate(sampled):
+            item = next(i for i in items.values() if i.pk == item_id)
+            annotate(project, item, "ann", copa_value(at % 2 * 2, at % 3, int(at % 4 == 0), 1, 1, 1))
+        from judges.models import Suggestion
+
+        for at, suggestion in enumerate(Suggestion.objects.filter(run=run_, status="ok").order_by("item_id")):
+            people_ct = (sampled.index(suggestion.item_id) if suggestion.item_id in sampled else at) % 2 * 2
+            suggestion.value = copa_value(people_ct, int(rng.integers(0, 3)), int(rng.integers(0, 2)), 1, 1, 1)
+            suggestion.save(update_fields=["value"])
+        from validation.estimates.inference import plan_from_sample
+        from validation.estimates.planning import project_plan
+
+        model = model_scores(run_)
+        labelled = [i for i in sampled if i in model]
+        human = {name: np.array(v, float) for name, v in (
+            ("CT", [sampled.index(i) % 2 * 2 for i in labelled]), ("SA", [sampled.index(i) % 3 for i in labelled]),
+            ("SC", [int(sampled.index(i) % 4 == 0) for i in labelled]),
+        )}  # fmt: skip
+        by_hand = {
+            name: plan_from_sample(
+                human[name], np.array([model[i][column] for i in labelled]), half_width=0.3, alpha=0.05,
+                population=len(model),
+            )
+            for column, name in ((0, "CT"), (1, "SA"), (2, "SC"))
+        }  # fmt: skip
+        plan = project_plan(project=project, run=run_.pk, half_width=0.3)
+        assert plan.people_only_dimension == "CT" and plan.dimension == "SA"
+        assert (
+            plan.result.people_only_n == max(p.people_only_n for p in by_hand.values()) == by_hand["CT"].people_only_n
+        )
+        assert plan.result.prediction_powered_n == max(p.prediction_powered_n for p in by_hand.values())
+        assert (
+            plan.result.prediction_powered_n == by_hand["SA"].prediction_powered_n > by_hand["CT"].prediction_powered_n
+        )
+        assert by_hand["SC"].people_only_n < by_hand["SA"].people_only_n
+        assert "prediction-powered: dimension SA, people only: dimension CT" in plan.basis
 
     def test_without_labels_stated_values_are_needed(self, copa, capsys):
         project, run_, *_ = copa

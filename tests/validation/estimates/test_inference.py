@@ -8,6 +8,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 from validation.estimates.inference import (
     FEW_LABELLED,
     MIN_LABELLED,
+    MODEL_CONSTANT,
     NO_UNLABELLED,
     GroupArrays,
     model_only_mean,
@@ -50,19 +51,20 @@ class PredictionPoweredMeanTests:
         assert 0 < result.lam <= 1 and (result.n_labeled, result.n_unlabeled) == (300, 3700)
 
     def test_effective_n_is_the_people_only_labels_for_the_same_width(self):
-        """n times the squared ratio of the classical half-width to the PPI one; a model that cannot help
-        (lambda 0) gives n itself."""
+        """n times the squared ratio of the people-only half-width (statsmodels' interval, the one shown)
+        to the PPI one; a model that gives one value everywhere has no lambda and gives n itself."""
         rng = np.random.default_rng(2)
         truth, model = biased_population(rng)
         labelled = np.zeros(len(truth), bool)
         labelled[:200] = True
         y, yhat, unlabelled = split(truth, model, labelled)
         powered = prediction_powered_mean(y, yhat, unlabelled, alpha=0.1)
-        low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.1, lam=0)  # the classical interval
-        ratio = (high[0] - low[0]) / (powered.ci[1] - powered.ci[0])
+        low, high = DescrStatsW(y).zconfint_mean(alpha=0.1)  # the people-only interval
+        ratio = (high - low) / (powered.ci[1] - powered.ci[0])
         assert powered.effective_n == round(200 * ratio**2) and powered.effective_n > 200
         useless = prediction_powered_mean(y, np.zeros(200), np.zeros(len(unlabelled)), alpha=0.1)
-        assert useless.lam == 0 and useless.effective_n == 200
+        assert useless.lam is None and useless.effective_n == 200 and useless.note == MODEL_CONSTANT
+        assert useless.ci == pytest.approx((low, high))
 
     def test_weighted_estimate_interval_and_lambda_are_ppi_pys(self):
         rng = np.random.default_rng(3)

@@ -64,9 +64,9 @@ class EstimatesPageTests:
     def test_the_planner_offers_to_draw_more(self, setup, client):
         project, run, people = setup
         client.force_login(people["res"])
-        query = {"run": run.pk, "alpha": 0.05, "truth": "mean", "half_width": 0.05}
+        query = {"run": run.pk, "alpha": 0.05, "truth": "mean", "half_width": 0.28}
         page = client.get(f"/p/{project.slug}/estimates/", query).content.decode()
-        assert "Planner" in page and "more</button>" in page
+        assert "Planner" in page and "Draw 4 more</button>" in page
 
     def test_an_annotator_cannot_read_it_and_an_expert_cannot_freeze(self, setup, client):
         project, run, people = setup

@@ -19,7 +19,7 @@ from tests.validation.evaluations.test_commands import (
 )
 from validation.agreement import AgreementResult
 from validation.kinds.copa_likert.copa import GroupMeans, factor_correlations, group_score_means
-from validation.kinds.copa_likert.copa_report import _row_mean
+from validation.kinds.copa_likert.copa_report import NONE, _row_mean
 
 CODES = ("CT", "SA", "SC", "CLM", "MS", "AMR")
 #: The paper's cells are rounded to four decimals: a mean of them moves by up to half a unit, the printed
@@ -149,6 +149,13 @@ class CopaPaperTests:
         (10 of its 11 rows are their means). Concord prints the mean."""
         *cells, avg = TABLE_6[MISPRINTED_AVG]
         assert _row_mean(self.row_means(cells)) == pytest.approx(0.58795) != pytest.approx(avg, abs=PRINTED)
+
+    def test_the_avg_leaves_a_none_column_out(self):
+        """Responses without a category make a "(none)" column; the Avg. stays the mean of the named
+        categories, as the paper's is of its four (Accepted Ans.: 0.7833)."""
+        *cells, avg = TABLE_6["Accepted Ans."]
+        means = {**self.row_means(cells), NONE: _means(0.1)}
+        assert _row_mean(means) == pytest.approx(avg, abs=PRINTED)
 
     @staticmethod
     def row_means(cells: list[float]) -> dict[str, GroupMeans]:

@@ -81,6 +81,11 @@ class IpqaValidationCommandTests:
         latex = run_command("ipqa_validation", "ipqa", "--bootstrap", "0", "--format", "latex")
         assert_well_formed_booktabs(latex)
         assert r"\label{tab:concord-ipqa_validation_by_complexity}" in latex
+        # People's intervals resample the items (each with all its intents); the units' interval is beside it.
+        resampled = json.loads(run_command("ipqa_validation", "ipqa", "--bootstrap", "50"))
+        agreement = resampled["by_complexity"]["expressed_intents"][0]["expressed"]["percent_agreement"]
+        assert agreement["resampled"] == "items" and "confidence_interval_units" in agreement
+        assert "resample the items" in run_command("ipqa_validation", "ipqa", "--bootstrap", "50", "--format", "md")
         frozen = json.loads(run_command("ipqa_validation", "ipqa", "--bootstrap", "20", "--freeze"))
         check = json.loads(run_command("ipqa_validation", "ipqa", "--check", str(frozen["snapshot"])))
         assert check["numbers_match"] and check["inputs_match"]

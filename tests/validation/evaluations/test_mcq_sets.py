@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
 
 import numpy as np
@@ -48,8 +49,20 @@ class GemSetStatisticsTests:
         assert kept.tolist() == sorted([*drawn.tolist(), 0, 3, 5])
         assert downsample_per_domain(domains, per_domain=3, seed=5).tolist() == [0, 1, 2, 3, 4, 5]
 
-    def test_uniform_subsets_are_numpy_s_draws_one_per_seed(self):
-        subsets = uniform_subsets(10, size=3, seeds=(42, 43, 44))
+    def test_uniform_subsets_are_the_releases_random_sample_one_per_seed(self):
+        """The released code's draw, word for word: ``random.seed(s); random.sample(instances, 470)`` on
+        an All Set of 1,200 instances picks the same 470 instances per seed."""
+        instances = [f"inst-{number:05d}" for number in range(1200)]
+        subsets = uniform_subsets(len(instances), size=470, seeds=(42, 43, 44))
+        for seed, subset in zip((42, 43, 44), subsets, strict=True):
+            random.seed(seed)
+            released = random.sample(instances, 470)
+            assert [instances[i] for i in subset] == sorted(released)
+        with pytest.raises(ValueError, match="draw must be one of"):
+            uniform_subsets(10, size=3, seeds=(1,), draw="torch")
+
+    def test_numpy_s_draw_is_kept_as_an_option(self):
+        subsets = uniform_subsets(10, size=3, seeds=(42, 43, 44), draw="numpy")
         for seed, subset in zip((42, 43, 44), subsets, strict=True):
             assert subset.tolist() == sorted(np.random.default_rng(seed).choice(10, 3, replace=False).tolist())
         with pytest.raises(ValueError, match="larger than the 10"):
@@ -125,8 +138,12 @@ class SubsetsCommandTests:
         assert [s["seed"] for s in data["subsets"]] == [42, 43, 44]
         ids = ["g1", "g2", "g3", "g4", "g5", "g6"]
         for subset in data["subsets"]:
+            random.seed(subset["seed"])  # the release's draw
+            assert subset["items"] == sorted(random.sample(ids, 2))
+            numpy = json.loads(run_command("mcq_subsets", "all", "--size", "2", "--seed", str(subset["seed"]),
+                                           "--draw", "numpy"))  # fmt: skip
             expected = sorted(np.random.default_rng(subset["seed"]).choice(6, 2, replace=False).tolist())
-            assert subset["items"] == [ids[i] for i in expected]
+            assert numpy["subsets"][0]["items"] == [ids[i] for i in expected]
             written = (tmp_path / f"all-sample-{subset['seed']}.jsonl").read_text().splitlines()
             assert [json.loads(line)["external_id"] for line in written] == subset["items"]
         latex = run_command("mcq_subsets", "all", "--size", "2", "--seed", "7", "--format", "latex")

@@ -16,8 +16,9 @@ reported. Run the command on a project whose profiles were built from the curren
 Table A4.
 
 Beyond Tables 3 and 4, per factor-scoring evaluator: Table 6 (the mean normalised score S per
-response source or method and category, with Avg. the mean over the category columns, as the
-paper's), Tables A6–A9 (the mean s_k / 2 per factor, one table per category), Figure 5 (Spearman's
+response source or method and category, with Avg. the mean over the named category columns, as
+the paper's over its four: a "(none)" column is left out of it), Tables A6–A9 (the mean s_k / 2
+per factor, one table per category), Figure 5 (Spearman's
 rho between the factors over every response it scored, as a table and a heat map); and Tables 3
 and 4 per category. A response's category is its payload's ``meta.category`` (for CoPA: Engineering
 & Tools, Science & Theory, Lifestyle & Society, Leisure & Fandom), "(none)" without one; a pair's is
@@ -265,8 +266,9 @@ def _evaluate(evaluator: _Evaluator, pairs: PairSet, parameters: CopaEvalParamet
 
 
 def _row_mean(means: dict[str, GroupMeans]) -> float | None:
-    """Table 6's Avg.: the unweighted mean over the category columns that have a score (the paper's)."""
-    values = [m.score.statistic for m in means.values() if m.score.statistic is not None]
+    """Table 6's Avg.: the mean over the named category columns with a score, "(none)" left out. CoPA
+    §5.4: "Table 6 presents a comparative evaluation ... across four categories", its Avg. their mean."""
+    values = [m.score.statistic for c, m in means.items() if c != NONE and m.score.statistic is not None]
     return float(np.mean(values)) if values else None
 
 
@@ -468,7 +470,7 @@ def _source_tables(number: int, outcome: _Outcome, categories: list[str]) -> lis
             title=f"Mean normalised score by response source and category: {label} (CoPA Table 6)",
             caption=(
                 "Mean of S = sum of the six factor scores / 12 over each source's scored responses, per category; "
-                "Avg. is the mean of the category columns, as in the paper."
+                f"Avg. is the mean of the named category columns, as in the paper (its four), {NONE} left out."
             ),
             columns=("Source", *categories, "Avg."),
             latex_columns=("Source", *(latex_escape(c) for c in categories), "Avg."),

@@ -64,6 +64,12 @@ class GemSetForm(RunsForm):
 class SubsetsForm(EvaluationForm):
     size = forms.IntegerField(label="Instances per subset", min_value=1, max_value=10_000_000, initial=470)
     seeds = forms.CharField(label="Seeds (one subset each)", max_length=400, initial="42 43 44")
+    draw = forms.ChoiceField(
+        label="Draw",
+        choices=[("python", "as the release: random.seed(s); random.sample(...)"), ("numpy", "numpy default_rng")],
+        initial="python",
+        required=False,
+    )
 
     def clean_seeds(self) -> tuple[int, ...]:
         parts = self.cleaned_data["seeds"].replace(",", " ").split()
@@ -74,7 +80,8 @@ class SubsetsForm(EvaluationForm):
         return tuple(int(p) for p in parts)
 
     def parameters(self) -> SubsetsParameters:
-        return SubsetsParameters(size=self.cleaned_data["size"], seeds=self.cleaned_data["seeds"])
+        data = self.cleaned_data
+        return SubsetsParameters(size=data["size"], seeds=data["seeds"], draw=data.get("draw") or "python")
 
 
 EVALUATIONS = (

@@ -234,8 +234,8 @@ def _tables(
         "F1 per instance is 2|C∩A| / (|C| + |A|), averaged over instances (IntentGrasp §4.1). A run's failures are "
         "instances without a readable answer: left out in one column, scored 0 in the other (as the released "
         "scorer does; an answer mixing valid and invalid letters gets its partial credit there, valid letters "
-        "scored and invalid ones wrong). A run is scored on the instances it covers (Instances): one run on a "
-        "subset (IntentGrasp App. B.1's uniform subsets) leaves the others out of both columns.",
+        "scored and invalid ones wrong, letters compared lower-cased as that scorer does). A run is scored on the "
+        "instances it covers (Instances): one run on a subset (App. B.1's uniform subsets) leaves the others out.",
         "Random guess: one option at random, expected F1 mean of (v/u)·2/(1+v) (App. A.3). Estimated human "
         f"baseline: reported human scores weighted by instance count over the {estimated.n_units} instances "
         "whose dataset reports one (App. A.2).",

@@ -13,26 +13,35 @@ Pure functions over arrays, in project order:
   ``numpy.random.default_rng(seed)`` taken domain by domain in sorted order; a domain with fewer keeps
   them all (the paper's Gem Set: 49-50 instances in nine domains, 16-22 in three, Table 4).
 - :func:`uniform_subsets`: the All Set "uniformly downsampled to three smaller subsets with three
-  different random seeds (42, 43, and 44), where each subset has 470 instances" (App. B.1): per seed,
-  ``numpy.random.default_rng(seed).choice(n, size, replace=False)``.
+  different random seeds (42, 43, and 44), where each subset has 470 instances" (App. B.1), drawn as
+  the authors' released code draws them: per seed, ``random.seed(seed); random.sample(instances,
+  size)`` from Python's standard library (``draw="python"``, the default; the paper: "the random seed
+  to 42 for the Python 3.10 Random, Numpy, and PyTorch packages", App. B.1), so the same seed picks
+  the same instances of the same All Set order. ``draw="numpy"`` keeps Concord's earlier draw,
+  ``numpy.random.default_rng(seed).choice(n, size, replace=False)``, for subsets frozen with it.
 
 Every function returns positions in the order given, sorted.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DRAWS",
     "MAX_SUBSETS",
     "downsample_per_domain",
     "failed_by_every_run",
     "uniform_subsets",
 ]
 
+#: How a uniform subset is drawn: as the released code does (Python's ``random``), or by numpy.
+DRAWS = ("python", "numpy")
+BAD_DRAW = f"draw must be one of {', '.join(DRAWS)}"
 #: Subsets one ``mcq_subsets`` call draws, at most.
 MAX_SUBSETS = 20
 
@@ -87,8 +96,12 @@ def downsample_per_domain(domains: Sequence[str], *, per_domain: int, seed: int)
     return np.sort(np.asarray(kept, dtype=np.intp))
 
 
-def uniform_subsets(n: int, *, size: int, seeds: Sequence[int]) -> list[npt.NDArray[np.intp]]:
-    """One uniform draw of ``size`` of the ``n`` positions per seed, without replacement."""
+def uniform_subsets(n: int, *, size: int, seeds: Sequence[int], draw: str = "python") -> list[npt.NDArray[np.intp]]:
+    """One uniform draw of ``size`` of the ``n`` positions per seed, without replacement: by
+    ``random.seed(seed); random.sample(...)`` (``draw="python"``; ``random.sample`` picks by position,
+    so the positions of ``range(n)`` are those of the instances list) or by numpy."""
+    if draw not in DRAWS:
+        raise ValueError(BAD_DRAW)
     if size < 1:
         raise ValueError("a subset has at least 1 instance")
     if size > n:
@@ -98,4 +111,7 @@ def uniform_subsets(n: int, *, size: int, seeds: Sequence[int]) -> list[npt.NDAr
     for position, seed in enumerate(seeds):
         if seed in seeds[:position]:
             raise ValueError(REPEATED_SEED.format(seed=seed))
-    return [np.sort(np.random.default_rng(seed).choice(n, size, replace=False)).astype(np.intp) for seed in seeds]
+    if draw == "numpy":
+        return [np.sort(np.random.default_rng(seed).choice(n, size, replace=False)).astype(np.intp) for seed in seeds]
+    # random.Random(seed) is seeded as random.seed(seed) seeds the module's generator.
+    return [np.sort(np.asarray(random.Random(seed).sample(range(n), size), dtype=np.intp)) for seed in seeds]

@@ -47,6 +47,10 @@ __all__ = [
 ]
 
 KIND = "intent_mcq"
+DRAW_LABELS = {
+    "python": "random.seed(seed); random.sample(instances, size), as the released code draws",
+    "numpy": "numpy default_rng(seed).choice",
+}
 NO_RUN = "choose the runs whose failures make the Gem Set (each model's first run)"
 
 
@@ -72,13 +76,16 @@ class SubsetsParameters:
 
     size: int = 470
     seeds: tuple[int, ...] = (42, 43, 44)
+    #: "python": ``random.seed(s); random.sample(...)`` as the release draws; "numpy": the earlier draw.
+    draw: str = "python"
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {"evaluation": "mcq_subsets", "size": self.size, "seeds": list(self.seeds)}
+        return {"evaluation": "mcq_subsets", "size": self.size, "seeds": list(self.seeds), "draw": self.draw}
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> SubsetsParameters:
-        return cls(size=data["size"], seeds=tuple(data["seeds"]))
+        # Subsets frozen before the release's draw was the default were numpy's.
+        return cls(size=data["size"], seeds=tuple(data["seeds"]), draw=data.get("draw", "numpy"))
 
 
 def _domains(instances: Sequence[McqInstance]) -> list[str]:
@@ -215,7 +222,7 @@ def subsets_evaluation(*, project: Project, parameters: SubsetsParameters) -> Ev
     if not parameters.seeds:
         raise ValueError("give at least one seed")
     instances = mcq_instances_of(project)
-    draws = uniform_subsets(len(instances), size=parameters.size, seeds=parameters.seeds)
+    draws = uniform_subsets(len(instances), size=parameters.size, seeds=parameters.seeds, draw=parameters.draw)
     domains = _domains(instances)
     all_counts = Counter(domains)
     subset_counts = [Counter(domains[i] for i in draw) for draw in draws]
@@ -223,6 +230,7 @@ def subsets_evaluation(*, project: Project, parameters: SubsetsParameters) -> Ev
         "project": project.slug,
         "set": "uniform",
         "size": parameters.size,
+        "draw": parameters.draw,
         "n_instances": len(instances),
         "subsets": [
             {
@@ -252,7 +260,7 @@ def subsets_evaluation(*, project: Project, parameters: SubsetsParameters) -> Ev
         title="IntentGrasp uniform subsets of the All Set by domain (IntentGrasp App. B.1, Table 9)",
         caption=(
             f"{len(draws)} subsets of {parameters.size} of the {len(instances)} instances, each drawn uniformly "
-            "without replacement with its seed (numpy default_rng(seed).choice), by domain."
+            f"without replacement with its seed ({DRAW_LABELS[parameters.draw]}), by domain."
         ),
         columns=("Domain", "All Set", *names),
         latex_columns=("Domain", "All", *(latex_escape(n) for n in names)),

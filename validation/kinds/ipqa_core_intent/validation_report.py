@@ -9,7 +9,8 @@ intents their gold judges expressed, then by the number of their gold core inten
 
 Per group and label (expressed, core), over the group's (item, candidate intent) units: percent
 agreement between the people and Krippendorff's alpha (nominal; any number of raters, missing ratings
-allowed), from ``validation.agreement.joint_agreement`` with seeded bootstrap intervals over units;
+allowed), from ``validation.agreement.joint_agreement``, with seeded bootstrap intervals over items
+(each with all its intents: ``item_bootstrap``; the interval over units beside it, labelled);
 with a judge run, the people's majority against the LLM (percent agreement), the judge never counted
 among the people. A coefficient a group cannot define (one rater, no unit rated twice) is empty with
 its reason.
@@ -17,7 +18,7 @@ its reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from annotation.models import Project
 from validation.agreement import DimensionInput, joint_agreement
 from validation.agreement.measures import KRIPPENDORFF_ALPHA, MAJORITY_PERCENT_AGREEMENT, PERCENT_AGREEMENT
+from validation.agreement.results import BootstrapSettings, ConfidenceInterval
 from validation.evaluations.base import (
     Evaluation,
     check_bootstrap,
@@ -35,6 +37,7 @@ from validation.evaluations.base import (
 )
 from validation.kinds.ipqa_core_intent.ipqa_pairs import NO_GOLD, SOURCE_KIND, gold_core_intents
 from validation.kinds.ipqa_core_intent.ipqa_report import COMPLEXITY
+from validation.kinds.ipqa_core_intent.item_bootstrap import item_resampled_intervals
 from validation.ratings import JUDGE_PREFIX, project_ratings
 from validation.reports import Cell, Row, Table
 from validation.reports.build import judge_info
@@ -73,8 +76,16 @@ class IpqaValidationParameters:
         )
 
 
-def _measure_json(result: Any) -> dict[str, Any] | None:
-    return None if result is None else statistic_json(result)
+def _measure_json(result: Any, over_units: Any) -> dict[str, Any] | None:
+    """The statistic with its interval (people's coefficients: over items), and the interval over
+    (item, intent) units beside it, labelled."""
+    if result is None:
+        return None
+    data = statistic_json(result)
+    units = None if over_units is None else over_units.confidence_interval
+    data["confidence_interval_units"] = None if units is None else [units[0], units[1]]
+    data["resampled"] = "items" if result is not over_units else "units"
+    return data
 
 
 def ipqa_validation_evaluation(*, project: Project, parameters: IpqaValidationParameters) -> Evaluation:
@@ -124,7 +135,25 @@ def ipqa_validation_evaluation(*, project: Project, parameters: IpqaValidationPa
                 seed=parameters.seed,
                 confidence_level=parameters.confidence_level,
             )
-            measures = {d.name: agreement.dimensions[d.name].measures() for d in dimensions}
+            measures = {d.name: dict(agreement.dimensions[d.name].measures()) for d in dimensions}
+            by_units = {d.name: dict(measures[d.name]) for d in dimensions}
+            if parameters.bootstrap:
+                settings = BootstrapSettings(
+                    n_resamples=parameters.bootstrap, seed=parameters.seed, confidence_level=parameters.confidence_level
+                )
+                for d in dimensions:
+                    # People's coefficients resample the items (questions), each with all its intents.
+                    intervals = item_resampled_intervals(
+                        matrices[d.name][units][:, : len(humans)], [unit_items[u] for u in units],
+                        level=d.level, categories=d.categories, settings=settings,
+                    )  # fmt: skip
+                    for measure in PEOPLE:
+                        found = measures[d.name].get(measure)
+                        if found is not None:
+                            ci = intervals[measure]
+                            measures[d.name][measure] = replace(
+                                found, confidence_interval=None if ci is None else ConfidenceInterval(*ci)
+                            )
             wanted = (*PEOPLE, *((MAJORITY_PERCENT_AGREEMENT,) if judge else ()))
             n_items = len({unit_items[u] for u in units})
             groups[key].append(
@@ -132,7 +161,10 @@ def ipqa_validation_evaluation(*, project: Project, parameters: IpqaValidationPa
                     "n": n,
                     "n_items": n_items,
                     "n_units": len(units),
-                    **{d.name: {m: _measure_json(measures[d.name].get(m)) for m in wanted} for d in dimensions},
+                    **{
+                        d.name: {m: _measure_json(measures[d.name].get(m), by_units[d.name].get(m)) for m in wanted}
+                        for d in dimensions
+                    },
                 }
             )
             cells = [Cell.count(n_items), Cell.count(len(units))]
@@ -147,8 +179,11 @@ def ipqa_validation_evaluation(*, project: Project, parameters: IpqaValidationPa
     latex_per_label = (r"\% agr.", r"$\alpha$", *((rf"\% vs {noun}",) if judge else ()))
     titles = [d.title for d in dimensions]
     interval = (
-        f"{round(parameters.confidence_level * 100)}% percentile bootstrap intervals over units "
-        f"({parameters.bootstrap} resamples, seed {parameters.seed})"
+        f"{round(parameters.confidence_level * 100)}% percentile bootstrap intervals ({parameters.bootstrap} "
+        f"resamples, seed {parameters.seed}): the annotators' coefficients resample the items, each with all its "
+        "intents (an item's intents are judged together, so resampling intents would overstate the precision; "
+        "the JSON gives that interval too, as confidence_interval_units)"
+        + ("; the majority against the model resamples the (item, intent) units" if judge else "")
         if parameters.bootstrap
         else "No confidence intervals (bootstrap off)"
     )

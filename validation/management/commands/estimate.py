@@ -38,6 +38,12 @@ class Command(BaseCommand):
             "--alpha", type=checked_number(alpha_problem), default=0.05, help="intervals at 1 - alpha (0.05)"
         )
         parser.add_argument("--truth", choices=TRUTHS, default="mean", help="people's value: raters' mean or gold")
+        parser.add_argument(
+            "--no-fpc",
+            dest="fpc",
+            action="store_false",
+            help="no finite-population correction (the items stand for a larger population)",
+        )
         add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
@@ -49,7 +55,7 @@ class Command(BaseCommand):
         if options["run"] is None:
             raise CommandError("--run is required", returncode=2)
         parameters = EstimateParameters(
-            run=options["run"], by=options["by"], alpha=options["alpha"], truth=options["truth"]
+            run=options["run"], by=options["by"], alpha=options["alpha"], truth=options["truth"], fpc=options["fpc"]
         )
         try:
             evaluation = project_estimates(project=project, parameters=parameters)

@@ -1,7 +1,9 @@
 """``mcq_subsets SLUG --size N --seed S [--seed S ...] [-o FOLDER]``: uniform subsets of an IntentGrasp All Set.
 
 One subset of N instances per seed, each drawn uniformly without replacement (paper 002, App. B.1: 3 ×
-470 with seeds 42, 43 and 44), for models too costly to run on every instance. Prints the JSON (or
+470 with seeds 42, 43 and 44), for models too costly to run on every instance; ``--draw python`` (the
+default) draws as the released code does, ``random.seed(S); random.sample(...)``, ``--draw numpy``
+by numpy's ``default_rng``. Prints the JSON (or
 ``--format`` md, latex, csv: the subsets by domain); ``-o FOLDER`` also writes each subset as an item
 file ``<slug>-sample-<seed>.jsonl``. ``--freeze`` / ``--check ID`` as for ``copa_eval``. Exit codes:
 0 success, 1 bad input, 2 usage error.
@@ -17,7 +19,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._base import BAD_INPUT, project_or_fail
-from validation.kinds.intent_mcq.mcq_sets import MAX_SUBSETS
+from validation.kinds.intent_mcq.mcq_sets import DRAWS, MAX_SUBSETS
 from validation.kinds.intent_mcq.sets_report import SubsetsParameters, subsets_evaluation, write_set_items
 from validation.management.commands._shared import (
     add_format_argument,
@@ -44,6 +46,12 @@ class Command(BaseCommand):
             metavar="S",
             help=f"one subset per seed (default 42 43 44; at most {MAX_SUBSETS})",
         )
+        parser.add_argument(
+            "--draw",
+            choices=DRAWS,
+            default="python",
+            help="python: random.seed(S); random.sample(...) as the release draws (default); numpy: default_rng",
+        )
         parser.add_argument("-o", "--output", metavar="FOLDER", help="also write each subset as an item file there")
         add_format_argument(parser)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
@@ -53,7 +61,9 @@ class Command(BaseCommand):
         if options["check"] is not None:
             check_evaluation_snapshot(self, project, options["check"], "mcq_subsets")
             return
-        parameters = SubsetsParameters(size=options["size"], seeds=tuple(options["seed"]) or (42, 43, 44))
+        parameters = SubsetsParameters(
+            size=options["size"], seeds=tuple(options["seed"]) or (42, 43, 44), draw=options["draw"]
+        )
         evaluation = evaluate_or_fail(lambda: subsets_evaluation(project=project, parameters=parameters))
         if options["output"]:
             folder = Path(options["output"])
