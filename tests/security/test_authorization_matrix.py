@@ -55,7 +55,8 @@ RESEARCHER_ROUTES = {
     "judge_new", "judge_run_launch", "judge_run_import", "generate_items", "judge_run_cancel", "judge_run_resume",
     "generation_run_cancel", "generation_run_resume", "api_validation_sample", "api_members", "api_member",
     "api_run_import", "api_run_cancel", "api_run_resume", "api_generation_run_cancel", "api_generation_run_resume",
-    "release", "release_download", "api_release", "api_release_settings",
+    "release", "release_download", "api_release", "api_release_settings", "api_sample_draw_discard",
+    "validation_sample_discard",
 }  # fmt: skip
 SIGN_IN = "/accounts/login/"
 
@@ -111,7 +112,7 @@ def world(make_project, make_user, tmp_path) -> World:
         "annotation_id": str(Annotation.objects.get(rater="removed").pk), "run_id": str(run.pk),
         "job_id": str(job.pk), "item_id": str(Item.objects.filter(project=project).first().pk),
         "user_id": str(users["annotator"].pk), "snapshot_id": str(snapshot.pk), "name": "copa", "fmt": "csv",
-        "username": "annotator", "token": "not-a-token", "uidb64": "MQ", "digest": "0" * 64,
+        "username": "annotator", "number": "1", "token": "not-a-token", "uidb64": "MQ", "digest": "0" * 64,
     }  # fmt: skip
     return World(values=values, users=users)
 
