@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from annotation import csvcells
@@ -22,6 +24,7 @@ from annotation.importing.reading import ProgressCallback, Record, dumps_json, r
 from annotation.importing.services import ImportResult
 from annotation.importing.staging import BATCH
 from annotation.models import Annotation, ImportJob, Item, Membership, Project
+from annotation.sql import Names, fetch_all, json_column
 from annotation.table_statistics import statistics_refreshed
 
 ANNOTATION_FIELDS = ("rater", "external_id", "value", "seconds_on_item", "suggestion_visible")
@@ -65,6 +68,38 @@ def _annotation_shape_problems(data: dict) -> list[FieldError]:
     return problems
 
 
+def _one_of(column: str) -> str:
+    """SQL true when ``column`` is one of the values of a list parameter (``_listed``): an array on
+    PostgreSQL, a JSON array on SQLite. Either is one parameter, where the ORM's ``__in`` sends and
+    converts each of a batch's 2,000 values one by one (a quarter of an import's time)."""
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)"
+    return f"{column} IN (SELECT value FROM json_each(%s))"
+
+
+def _listed(values: Iterable[Any]) -> Any:
+    """A list parameter for ``_one_of``."""
+    listed = list(values)
+    return listed if connection.vendor == "postgresql" else orjson.dumps(listed).decode()
+
+
+_I, _N = Names(Item), Names(Annotation)
+
+
+@cache
+def _lookups() -> tuple[str, str, str]:
+    """A batch's three look-ups, each by an index: its items (project, external id), the keys its
+    raters already have (project, rater, key), the latest version of each pair (item, rater, version)."""
+    return (
+        f"SELECT {_I.id}, {_I.external_id}, {_I.payload} FROM {_I.table} "
+        f"WHERE {_I.project} = %s AND {_one_of(_I.external_id)}",
+        f"SELECT {_N.idempotency_key} FROM {_N.table} "
+        f"WHERE {_N.project} = %s AND {_one_of(_N.rater)} AND {_one_of(_N.idempotency_key)}",
+        f"SELECT {_N.item}, {_N.rater}, max({_N.version}) FROM {_N.table} "
+        f"WHERE {_one_of(_N.item)} AND {_one_of(_N.rater)} GROUP BY {_N.item}, {_N.rater}",
+    )
+
+
 class _Batches:
     """What one import keeps between its batches: the accounts of the raters met so far, the time
     its rows are stamped with, and how many it stored (its statistics are taken as they grow)."""
@@ -104,33 +139,25 @@ class _Batches:
     def store(self, batch: list[Record], errors: ErrorCollector) -> tuple[int, int]:
         """Validate one batch against its items and store its new versions; (stored, unchanged).
 
-        Three look-ups a batch, each by an index: the batch's items (project, external id), the keys
-        its raters already have (project, rater, key), and the latest version of each (item, rater)
-        pair (item, rater, version). Earlier batches of the same file are in the table by then.
+        Three look-ups a batch, each by an index (``_lookups``); earlier batches of the same file are
+        in the table by then.
         """
         project, kind = self.project, self.project.task_kind
         items = {
-            external_id: (pk, payload)
-            for pk, external_id, payload in Item.objects.filter(
-                project=project, external_id__in={r.data["external_id"] for r in batch}
+            external_id: (pk, json_column(payload))
+            for pk, external_id, payload in fetch_all(
+                _lookups()[0], [project.pk, _listed({r.data["external_id"] for r in batch})]
             )
-            .order_by()
-            .values_list("pk", "external_id", "payload")
         }
         raters = {r.data["rater"] for r in batch}
         self.link_accounts(raters)
         keyed = [(_import_key(r.data["rater"], r.data["external_id"], r.data["value"]), r) for r in batch]
-        seen = set(
-            Annotation.objects.filter(project=project, rater__in=raters, idempotency_key__in=[key for key, _ in keyed])
-            .order_by()
-            .values_list("idempotency_key", flat=True)
-        )
+        seen = {key for (key,) in fetch_all(_lookups()[1], [project.pk, _listed(raters), _listed(k for k, _ in keyed)])}
         latest = {
-            (row["item_id"], row["rater"]): row["top"]
-            for row in Annotation.objects.filter(item_id__in=[pk for pk, _ in items.values()], rater__in=raters)
-            .order_by()
-            .values("item_id", "rater")
-            .annotate(top=Max("version"))
+            (item_id, rater): top
+            for item_id, rater, top in fetch_all(
+                _lookups()[2], [_listed(pk for pk, _ in items.values()), _listed(raters)]
+            )
         }
         rows: list[tuple] = []
         unchanged = 0
