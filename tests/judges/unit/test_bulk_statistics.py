@@ -50,8 +50,11 @@ def test_an_imported_run_takes_the_suggestion_statistics(make_project, tmp_path)
     add_items(project, THRESHOLD)
     value = project.task_kind.example_value()
     path = tmp_path / "run.jsonl"
-    lines = [{"external_id": f"item-{n:05d}", "value": value, "raw_output": json.dumps(value)} for n in range(THRESHOLD)]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    lines = (
+        json.dumps({"external_id": f"item-{n:05d}", "value": value, "raw_output": json.dumps(value)})
+        for n in range(THRESHOLD)
+    )
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     analyzed_empty(Suggestion)
     judge_run_import(project=project, path=path, model="m")
     assert planner_rows(Suggestion) == Suggestion.objects.count() == THRESHOLD
