@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.common import (  # noqa: E402 - importable once the repository root is on the path
+    copied_back_seconds,
     database_backend_cpu_s,
     peak_rss_mb,
     setup_django,
@@ -79,18 +80,9 @@ def copy_floor_seconds(project_id: int) -> float | None:
     columns = [f.column for f in meta.concrete_fields if not f.primary_key]
     rater = meta.get_field("rater").column
     select = ", ".join(f"{column} || '-floor'" if column == rater else column for column in columns)
-    with transaction.atomic(), connection.cursor() as cursor:
-        raw = cursor.cursor
-        project = meta.get_field("project").column
-        with raw.copy(
-            f"COPY (SELECT {select} FROM {meta.db_table} WHERE {project} = %s ORDER BY id) TO STDOUT", [project_id]
-        ) as out:
-            text = b"".join(bytes(block) for block in out)
-        raw.execute("SET CONSTRAINTS ALL IMMEDIATE")  # as the import's foreign keys are checked by commit
-        started = time.perf_counter()
-        with raw.copy(f"COPY {meta.db_table} ({', '.join(columns)}) FROM STDIN") as copy:
-            copy.write(text)
-        seconds = time.perf_counter() - started
+    project = meta.get_field("project").column
+    with transaction.atomic():
+        seconds = copied_back_seconds(meta.db_table, columns, select, f"{project} = %s", [project_id])
         transaction.set_rollback(True)
     return seconds
 

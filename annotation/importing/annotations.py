@@ -185,7 +185,7 @@ class _Batches:
             rows.append(
                 (project.pk, found[0], self.accounts[rater], rater, latest[pair], dumps_json(data["value"]),
                  Annotation.Source.IMPORT.value, key, data.get("suggestion_visible"), data.get("seconds_on_item"),
-                 job_id, self.created_at)
+                 self.created_at, job_id)
             )  # fmt: skip
         if not errors:
             self.stored += services.annotations_store(rows=rows)

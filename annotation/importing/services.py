@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
+from annotation import sql
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
 from annotation.importing.staging import ItemStaging
 from annotation.item_places import open_when_created_sql
@@ -109,22 +110,10 @@ def item_payloads_update(*, project: Project, staging: ItemStaging) -> int:
         return expected
 
 
-#: The annotation fields an imported label sets, in the order of ``annotations_store``'s rows: every
-#: field but the id (``tests/annotation/test_import_speed.py`` holds them to the model's).
-IMPORTED_ANNOTATION_FIELDS = (
-    "project",
-    "item",
-    "annotator",
-    "rater",
-    "version",
-    "value",
-    "source",
-    "idempotency_key",
-    "suggestion_visible",
-    "seconds_on_item",
-    "import_job",
-    "created_at",
-)
+#: The annotation fields an imported label sets, in the order of ``annotations_store``'s rows: those
+#: an answer given here sets, and its import job (``tests/annotation/test_table_statistics.py`` holds
+#: them to the model's fields).
+IMPORTED_ANNOTATION_FIELDS = (*sql.ANNOTATION_FIELDS, *sql.ANNOTATION_LEFT_NULL)
 
 
 def annotations_store(*, rows: list[tuple]) -> int:
