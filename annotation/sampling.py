@@ -28,6 +28,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from annotation.errors import ConcordError, FieldError, ValidationFailed
 from annotation.item_places import places_hold_out, places_serve
 from annotation.models import Annotation, Item, Project, SampleDraw, SampleItem, ValidationSample
+from annotation.table_statistics import statistics_refreshed
 
 __all__ = [
     "ALLOCATIONS",
@@ -250,6 +251,7 @@ def validation_sample_draw(
         batch_size=2000,
     )
     new_ids = [pk for ids in chosen.values() for pk in ids]
+    statistics_refreshed(SampleItem, len(new_ids))
     _serve_only_sampled(project, sample, new_ids)
     return draw
 

@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.common import (  # noqa: E402 - importable once the repository root is on the path
+    copied_back_seconds,
     database_backend_cpu_s,
     peak_rss_mb,
     setup_django,
@@ -92,17 +93,7 @@ def copy_floor_seconds(run) -> float | None:
         twin = JudgeRun.objects.create(judge=judge, project_id=run.project_id, status=run.status)
         shared = {"judge_id": str(judge.pk), "run_id": str(twin.pk)}
         select = ", ".join(shared.get(column, column) for column in columns)
-        with connection.cursor() as cursor:
-            raw = cursor.cursor
-            with raw.copy(
-                f"COPY (SELECT {select} FROM {meta.db_table} WHERE run_id = %s ORDER BY id) TO STDOUT", [run.pk]
-            ) as out:
-                text = b"".join(bytes(block) for block in out)
-            raw.execute("SET CONSTRAINTS ALL IMMEDIATE")  # as the import checks them
-            started = time.perf_counter()
-            with raw.copy(f"COPY {meta.db_table} ({', '.join(columns)}) FROM STDIN") as copy:
-                copy.write(text)
-            seconds = time.perf_counter() - started
+        seconds = copied_back_seconds(meta.db_table, columns, select, "run_id = %s", [run.pk])
         transaction.set_rollback(True)
     return seconds
 

@@ -412,6 +412,10 @@ CONCORD_TASK_KINDS = [
 ]
 # Import errors listed before the rest are only counted.
 CONCORD_IMPORT_ERROR_CAP = int(os.environ.get("CONCORD_IMPORT_ERROR_CAP", "50"))
+# A bulk write of this many rows or more (imports, run results, samples) takes the table's planner
+# statistics before it returns, on PostgreSQL (annotation.table_statistics): reads that follow at once
+# are then planned on the rows written rather than on an empty table.
+CONCORD_ANALYZE_AFTER_ROWS = int(os.environ.get("CONCORD_ANALYZE_AFTER_ROWS", "10000"))
 # Input caps (docs/formats.md, "Limits"). A web upload larger than CONCORD_IMPORT_MAX_BYTES is refused
 # before it is stored (the command-line import reads local files and has no cap); the same cap bounds
 # an API request body. One import record (a JSONL line, a CSV row) may be CONCORD_MAX_RECORD_BYTES and

@@ -9,6 +9,7 @@ prompt hash), so rerunning never duplicates.
 from __future__ import annotations
 
 from annotation.models import Item
+from annotation.table_statistics import statistics_refreshed
 from judges.backends.base import FAILED, OK, Outcome
 from judges.errors import RUN_ALREADY_ACTIVE
 from judges.models import Judge, JudgeChunk, JudgeRun, Suggestion
@@ -97,6 +98,13 @@ class JudgeRuns(RunType[JudgeRun, JudgeChunk, Prompt]):
         )
         statuses = [*work.settled.values(), *(o.status for o in outcomes)]
         return statuses.count(OK), statuses.count(FAILED), work.size
+
+    def finish(self, run: JudgeRun) -> JudgeRun:
+        """Complete the run; a large one's suggestions are written a chunk at a time, so the
+        suggestion table's statistics are taken once here, before its report is opened."""
+        run = super().finish(run)
+        statistics_refreshed(Suggestion, run.total)
+        return run
 
 
 def judge_chunk_process(*, chunk_id: int, final_attempt: bool = True) -> ChunkReport | None:

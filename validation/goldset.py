@@ -125,9 +125,18 @@ def project_rules(project: Project) -> AdjudicationRules:
     return AdjudicationRules.from_json(project.adjudication_rules, kind=project.task_kind)
 
 
-def _decisions(item_ids: list[int]) -> dict[int, Decision]:
+def _decisions(item_ids: list[int], *, project_id: int | None = None) -> dict[int, Decision]:
+    """The latest expert decision per item. With ``project_id``, ``item_ids`` must be ascending ids of
+    that project and are read as their range, as ``latest_values`` reads them: an export's batch of
+    5,000 ids is then two parameters to send and plan, not 5,000."""
     found: dict[int, Decision] = {}
-    rows = Adjudication.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
+    if project_id is not None and item_ids:
+        narrowed = Adjudication.objects.filter(
+            project_id=project_id, item_id__gte=item_ids[0], item_id__lte=item_ids[-1]
+        )
+    else:
+        narrowed = Adjudication.objects.filter(item_id__in=item_ids)
+    rows = narrowed.order_by("item_id", "created_at", "id")
     for item_id, value, expert, at, note in rows.values_list(
         "item_id", "value", "expert__username", "created_at", "note"
     ):
@@ -187,7 +196,7 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
     while batch := _item_rows(project.pk, last_pk):
         last_pk = batch[-1].pk
         ids = [item.pk for item in batch]
-        values, decisions = latest_values(ids, project_id=project.pk), _decisions(ids)
+        values, decisions = latest_values(ids, project_id=project.pk), _decisions(ids, project_id=project.pk)
         judged = _judge_values(project, ids) if with_reasons and rules.llm_majority else {}
         for item in batch:
             raters = values.get(item.pk, {})

@@ -8,16 +8,19 @@ nothing. The rule that an answered item keeps its payload is enforced here, what
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
+from annotation import sql
 from annotation.errors import ErrorCollector, FieldError, ImportRejected
-from annotation.importing.staging import BATCH, ItemStaging, statistics_refreshed
+from annotation.importing.staging import ItemStaging
 from annotation.item_places import open_when_created_sql
 from annotation.models import Annotation, ImportJob, Item, Project
+from annotation.table_statistics import statistics_refreshed
 
 ANSWERED_ITEM = "{external_id!r} has answers already: its payload can no longer change (skip existing items instead)"
 GOLD_NOT_UPDATED = "{external_id!r} exists with another known answer: an update changes payloads only"
@@ -107,11 +110,32 @@ def item_payloads_update(*, project: Project, staging: ItemStaging) -> int:
         return expected
 
 
-def annotations_store(*, annotations: list[Annotation]) -> int:
-    """Store checked imported labels (new versions; annotations are append-only); how many."""
-    with transaction.atomic():
-        Annotation.objects.bulk_create(annotations, batch_size=BATCH)
-    return len(annotations)
+#: The annotation fields an imported label sets, in the order of ``annotations_store``'s rows: those
+#: an answer given here sets, and its import job (``tests/annotation/test_table_statistics.py`` holds
+#: them to the model's fields).
+IMPORTED_ANNOTATION_FIELDS = (*sql.ANNOTATION_FIELDS, *sql.ANNOTATION_LEFT_NULL)
+
+
+def annotations_store(*, rows: list[tuple]) -> int:
+    """Store checked imported labels (new versions; annotations are append-only); how many.
+
+    ``rows`` hold ``IMPORTED_ANNOTATION_FIELDS`` in order, the value as JSON text and ``created_at``
+    as the database takes it. One COPY on PostgreSQL (the import of items and runs writes the same
+    way: several times the speed of INSERTs), batched INSERTs elsewhere.
+    """
+    if not rows:
+        return 0
+    meta = Annotation._meta
+    columns = ", ".join(cast(Field, meta.get_field(name)).column for name in IMPORTED_ANNOTATION_FIELDS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            marks = ", ".join(["%s"] * len(IMPORTED_ANNOTATION_FIELDS))
+            cursor.executemany(f"INSERT INTO {meta.db_table} ({columns}) VALUES ({marks})", rows)
+    return len(rows)
 
 
 def import_job_record(

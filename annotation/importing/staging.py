@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model
 
 from annotation.errors import ErrorCollector, FieldError
 from annotation.models import Item
@@ -14,22 +13,6 @@ BATCH = 2000
 #: Payload text held before a batch is written (characters): a batch of large records stays small.
 BATCH_TEXT = 8_000_000
 SHOWN_LINES = 10  # line numbers listed for one repeated id
-#: Rows one import writes past which the table's planner statistics are taken again at once.
-ANALYZE_AFTER_ROWS = 10_000
-
-
-def statistics_refreshed(model: type[Model], rows: int) -> None:
-    """Take the planner's statistics of ``model``'s table again after an import wrote ``rows`` rows
-    into it (PostgreSQL, from ``ANALYZE_AFTER_ROWS`` on), inside the import's transaction.
-
-    Autovacuum does it within a minute or so; until then a project of 100,000 new items still
-    looks empty to the planner, which then reads an imported run's items by scanning the whole
-    project for each batch of ids (a run of 100,000 lines imported at 1,300 lines/s instead of
-    15,000). ANALYZE reads a sample of the table (30,000 rows): about 0.3 s on 200,000 items.
-    """
-    if connection.vendor == "postgresql" and rows >= ANALYZE_AFTER_ROWS:
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 
 def repeated_id_message(external_id: str, lines: list[int], times: int) -> str:

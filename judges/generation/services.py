@@ -27,6 +27,7 @@ from django.utils import timezone
 from annotation.errors import ErrorCollector, ImportRejected
 from annotation.importing import Record, file_sha256, import_item_records
 from annotation.models import Item, Project
+from annotation.table_statistics import statistics_refreshed
 from judges.backends import get_backend
 from judges.errors import JudgeInvalid, RunStateError
 from judges.generation.prompts import StepPrompt
@@ -138,6 +139,7 @@ def _store_records(run: GenerationRun, step: Step, path: Path, options: dict, li
         raise ImportRejected(errors.errors, total=errors.total)
     if batch:
         flush()
+    statistics_refreshed(GenerationRecord, counts[0])
     return counts[0], counts[1]
 
 

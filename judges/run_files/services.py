@@ -32,6 +32,7 @@ from annotation.importing import (
 from annotation.importing.staging import BATCH_TEXT, SHOWN_LINES, repeated_id_message
 from annotation.kinds import TaskKind
 from annotation.models import Item, Project
+from annotation.table_statistics import statistics_refreshed
 from judges.models import Judge, JudgeRun, Suggestion
 from judges.prompting import sha256_json
 from judges.run_files.lines import (
@@ -464,6 +465,7 @@ def judge_run_store_outputs(
     if errors:
         raise ImportRejected(errors.errors, total=errors.total)
     failed = written - ok
+    statistics_refreshed(Suggestion, written)
     run.total, run.ok_count, run.failed_count = ok + failed, ok, failed
     run.save(update_fields=["total", "ok_count", "failed_count"])
     return RunImportResult(run=run, ok=ok, failed=failed)

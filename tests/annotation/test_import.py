@@ -346,10 +346,8 @@ class PlannerStatisticsTests:
             cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Item._meta.db_table])
             return cursor.fetchone()[0]
 
-    def test_an_import_past_the_threshold_takes_the_statistics_again(self, make_project, tmp_path, monkeypatch):
-        from annotation.importing import staging
-
-        monkeypatch.setattr(staging, "ANALYZE_AFTER_ROWS", 30)
+    def test_an_import_past_the_threshold_takes_the_statistics_again(self, make_project, tmp_path, settings):
+        settings.CONCORD_ANALYZE_AFTER_ROWS = 30
         project = make_project("copa_likert")
         import_items(project=project, path=write_jsonl(tmp_path / "few.jsonl", synthetic_records(COPA, 29)))
         assert self.planner_rows() != Item.objects.count()  # below the threshold: left to autovacuum
