@@ -460,11 +460,15 @@ def judge_run_ratings(*, project: Project, run_id: int) -> RatingSet:
 
 
 def project_ratings(
-    *, project: Project, judge_run_id: int | None = None, sources: Sequence[str] | None = None
+    *,
+    project: Project,
+    judge_run_id: int | None = None,
+    sources: Sequence[str] | None = None,
+    judge_run_ids: Sequence[int] = (),
 ) -> RatingSet:
-    """People's ratings and, when asked, a judge run's as one more rater, on shared units."""
+    """People's ratings and, when asked, a judge run's (or several runs') as more raters, on shared units."""
     collector = _Collector(project.task_kind)
     _collect_annotations(collector, project, sources)
-    if judge_run_id is not None:
-        _collect_judge_run(collector, project, judge_run_id)
+    for run_id in (*([judge_run_id] if judge_run_id is not None else []), *judge_run_ids):
+        _collect_judge_run(collector, project, run_id)
     return collector.finish(project)

@@ -17,6 +17,8 @@ from typing import Any
 from annotation.kinds import KINDS, all_kinds
 from annotation.models import Project
 from annotation.registry import Registry
+from validation.aggregation.build import AggregateParameters, project_aggregation
+from validation.aggregation.forms import AggregateForm
 from validation.estimates.build import EstimateParameters, project_estimates
 from validation.evaluations.base import Evaluation, UnknownJudgeRun, WrongKind
 from validation.evaluations.forms import EvaluationForm
@@ -83,6 +85,15 @@ ANY_KIND = (
         from_json=EstimateParameters.from_json_dict,
         evaluate=project_estimates,
     ),
+    PaperEvaluation(
+        name="aggregate",
+        slug="aggregate",
+        title="Aggregation and annotator competence",
+        summary="Dawid–Skene, MACE, GLAD, Wawa beside the majority vote",
+        from_json=AggregateParameters.from_json_dict,
+        evaluate=project_aggregation,
+        form=AggregateForm,
+    ),
 )
 
 
@@ -123,8 +134,9 @@ def evaluation_named(name: str) -> PaperEvaluation:
 
 
 def evaluations_for(project: Project, *, with_page: bool = True) -> list[PaperEvaluation]:
-    """The evaluations of the project's kind (those with a generic page, unless ``with_page`` is False)."""
-    return [e for e in EVALUATIONS.all() if e.kind == project.kind and (e.form is not None or not with_page)]
+    """The evaluations of the project's kind and those of any kind (those with a generic page, unless
+    ``with_page`` is False)."""
+    return [e for e in EVALUATIONS.all() if e.applies_to(project) and (e.form is not None or not with_page)]
 
 
 def page_evaluation(project: Project, slug: str) -> PaperEvaluation | None:

@@ -1,0 +1,311 @@
+"""A project's aggregation: each dimension (question) of its people's latest answers aggregated by one
+method (``validation.aggregation.methods``), as the ``aggregate`` command, page, API and snapshots give it.
+
+Runs are never counted as annotators: only with ``runs`` does a judge run join as one more rater, and
+the JSON and tables then name it as a run (``"run": true``), so the model's competence stands on the
+people's scale without being taken for a person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotation.kinds.base import RatingDimension
+from annotation.models import Project
+from validation.aggregation.methods import METHODS, QuestionAggregation, aggregate_question
+from validation.evaluations.base import (
+    Evaluation,
+    check_bootstrap,
+    check_runs,
+    current_versions,
+    evaluated_runs,
+    inputs_digest,
+)
+from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
+from validation.reports.tables import Cell, Row, Table
+
+__all__ = [
+    "NAME",
+    "ORDINAL_NOTE",
+    "AggregateParameters",
+    "project_aggregation",
+    "question_frame",
+]
+
+NAME = "aggregate"
+TITLE = "Aggregation and annotator competence"
+ORDINAL_NOTE = (
+    "crowd-kit's models treat an ordinal scale as unordered classes (a 0/1/2 scale is three classes whose "
+    "order none of them uses); the median and the mean of the people's ratings are given beside the label."
+)
+RUNS_NOTE = "Runs are counted as raters here (--with-runs): their competence is on the people's scale, labelled as runs."
+UNKNOWN_DIMENSION = "no dimension {name!r} in a {kind} project; known: {known}"
+#: Items listed in the page's table of flipped and doubtful items (the JSON lists every item).
+LISTED_ITEMS = 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class AggregateParameters:
+    """What besides the data changes an aggregation (a snapshot stores it)."""
+
+    method: str = "dawid_skene"
+    dimension: str = ""
+    runs: tuple[int, ...] = ()
+    bootstrap: int = 0
+    seed: int = 0
+    confidence_level: float = 0.95
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "evaluation": NAME,
+            "method": self.method,
+            "dimension": self.dimension,
+            "runs": list(self.runs),
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "confidence_level": self.confidence_level,
+        }
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any]) -> AggregateParameters:
+        return cls(
+            method=data["method"],
+            dimension=data.get("dimension", ""),
+            runs=tuple(data.get("runs", ())),
+            bootstrap=data.get("bootstrap", 0),
+            seed=data.get("seed", 0),
+            confidence_level=data.get("confidence_level", 0.95),
+        )
+
+    def check(self, project: Project) -> None:
+        """The caps and names, as a ValueError (exit code 1, a 400, a form error)."""
+        if self.method not in METHODS:
+            raise ValueError(f"unknown aggregation method {self.method!r}; choose {', '.join(METHODS)}")
+        names = [d.name for d in project.task_kind.rating_dimensions]
+        if self.dimension and self.dimension not in names:
+            raise ValueError(UNKNOWN_DIMENSION.format(name=self.dimension, kind=project.kind, known=", ".join(names)))
+        check_runs(self.runs)
+        check_bootstrap(self.bootstrap)
+
+
+def question_frame(ratings: RatingSet, dimension: str, raters: list[str]) -> pd.DataFrame:
+    """One dimension's ratings as crowd-kit's ``task, worker, label`` frame (task: the unit's index)."""
+    matrix = ratings.matrix(dimension, raters)
+    present = (matrix != None) if matrix.dtype == object else ~np.isnan(matrix.astype(float))  # noqa: E711
+    units, columns = np.nonzero(present)
+    values = matrix[units, columns]
+    return pd.DataFrame({"task": units, "worker": np.asarray(raters, dtype=object)[columns], "label": values})
+
+
+def _json_label(value: Any, dimension: RatingDimension) -> Any:
+    """A label as the kind writes it: 1.0 read from a 0/1/2 scale is the category 1."""
+    if value is None:
+        return None
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        number = int(value)
+        return number if not dimension.categories or number in dimension.categories else float(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _interval(ci: Any) -> list[float] | None:
+    return None if ci is None else [ci.low, ci.high]
+
+
+def project_aggregation(*, project: Project, parameters: AggregateParameters) -> Evaluation:
+    """Aggregate every dimension (or the one named) of the project's latest human answers.
+
+    Raises ValueError on bad parameters and ``UnknownJudgeRun`` for a run of another project or kind.
+    """
+    parameters.check(project)
+    kind = project.task_kind
+    runs = evaluated_runs(project, parameters.runs)
+    ratings = project_ratings(project=project, judge_run_ids=parameters.runs)
+    people = [r for r in ratings.raters if not r.startswith(JUDGE_PREFIX)]
+    run_raters = {judge_rater_name(run.run_id): run for run in runs}
+    raters = [*people, *run_raters]
+    dimensions = [d for d in kind.rating_dimensions if not parameters.dimension or d.name == parameters.dimension]
+    items: list[dict[str, Any]] = []
+    annotators: list[dict[str, Any]] = []
+    summaries: dict[str, dict[str, Any]] = {}
+    results: dict[str, QuestionAggregation] = {}
+    for dimension in dimensions:
+        frame = question_frame(ratings, dimension.name, raters)
+        result = aggregate_question(
+            frame,
+            method=parameters.method,
+            seed=parameters.seed,
+            bootstrap=parameters.bootstrap,
+            confidence_level=parameters.confidence_level,
+        )
+        results[dimension.name] = result
+        ordered = dimension.level != "nominal"
+        if ordered:
+            # The people's median and mean per unit (runs never enter them).
+            numbers = ratings.matrix(dimension.name, people).astype(float) if people else np.zeros((ratings.n_units, 0))
+        for position, task in enumerate(result.tasks):
+            entry: dict[str, Any] = {
+                "external_id": str(ratings.unit_external_ids[task]),
+                "dimension": dimension.name,
+                "label": _json_label(result.labels[position], dimension),
+                "probability": float(result.probability[position]),
+                "majority": _json_label(result.majority[position], dimension),
+                "flipped": bool(result.flipped[position]),
+            }
+            if ratings.unit_suffixes[task]:
+                entry["part"] = str(ratings.unit_suffixes[task])
+            if ordered:
+                row = numbers[task][~np.isnan(numbers[task])]
+                entry["median"] = float(np.median(row)) if len(row) else None
+                entry["mean"] = float(np.mean(row)) if len(row) else None
+            items.append(entry)
+        for annotator in result.annotators:
+            run = run_raters.get(annotator.rater)
+            record: dict[str, Any] = {
+                "dimension": dimension.name,
+                "rater": run.label if run else annotator.rater,
+                "run": run is not None,
+                "competence": annotator.competence,
+                "ci": _interval(annotator.confidence_interval),
+                "n_items": annotator.n_items,
+            }
+            if run is not None:
+                record["run_id"] = run.run_id
+            if annotator.spamming is not None:
+                record["spamming"] = annotator.spamming
+                record["spamming_ci"] = _interval(annotator.spamming_interval)
+            if annotator.confusion is not None:
+                record["confusion"] = [list(row) for row in annotator.confusion]
+            annotators.append(record)
+        summaries[dimension.name] = {
+            "level": dimension.level,
+            "n_items": len(result.tasks),
+            "n_annotators": len(result.annotators),
+            "flips": result.flips,
+            "ties": result.ties,
+            "classes": [_json_label(c, dimension) for c in result.classes],
+            "competence": result.competence_method,
+            "reason": result.reason,
+            **({"note": ORDINAL_NOTE} if ordered else {}),
+        }
+    first = next(iter(results.values()), None)
+    result_json: dict[str, Any] = {
+        "project": project.slug,
+        "method": parameters.method,
+        "parameters": dict(first.parameters) if first else {},
+        "seed": parameters.seed,
+        "bootstrap": parameters.bootstrap,
+        "confidence_level": parameters.confidence_level,
+        "with_runs": [run.run_id for run in runs],
+        "items": items,
+        "annotators": annotators,
+        "flips": sum(s["flips"] for s in summaries.values()),
+        "dimensions": summaries,
+    }
+    digest = inputs_digest({"ratings": ratings.digest(), "raters": raters})
+    return Evaluation(
+        name=NAME,
+        project=project.slug,
+        title=TITLE,
+        parameters=parameters.to_json_dict(),
+        inputs_sha256=digest,
+        library_versions=current_versions(),
+        result=result_json,
+        tables=aggregation_tables(result_json, {d.name: d for d in dimensions}),
+        judge_label="; ".join(run.label for run in runs),
+    )
+
+
+def aggregation_tables(result: dict[str, Any], dimensions: dict[str, RatingDimension]) -> tuple[Table, ...]:
+    """The dimensions' summary, the annotators' competence, and the flipped or doubtful items."""
+    method = result["method"]
+    notes = [RUNS_NOTE] if result["with_runs"] else []
+    if any(d.level != "nominal" for d in dimensions.values()):
+        notes.append(ORDINAL_NOTE)
+    summary_rows = tuple(
+        Row(
+            dimensions[name].title,
+            (
+                Cell.count(s["n_items"]),
+                Cell.count(s["n_annotators"]),
+                Cell.count(s["flips"]),
+                Cell.count(s["ties"]),
+                Cell.text(s["reason"] or ""),
+            ),
+        )
+        for name, s in result["dimensions"].items()
+    )
+    summary = Table(
+        key="aggregation",
+        title=f"Labels by {method} against the majority vote",
+        caption=(
+            f"Per dimension: items aggregated, annotators, labels that differ from the majority vote (flips) and "
+            f"tied votes (no majority; an expert decides). Method {method}, crowd-kit, seed {result['seed']}."
+        ),
+        columns=("Dimension", "Items", "Annotators", "Flips", "Ties", "Why none"),
+        latex_columns=("Dimension", "Items", "Annotators", "Flips", "Ties", "Why none"),
+        rows=summary_rows,
+        notes=tuple(notes),
+    )
+    competence_rows = []
+    for record in result["annotators"]:
+        ci = record["ci"]
+        cells = [
+            Cell.text(dimensions[record["dimension"]].title),
+            Cell.count(record["n_items"]),
+            Cell(value=record["competence"], ci=None if ci is None else (ci[0], ci[1])),
+        ]
+        spam = record.get("spamming_ci")
+        cells.append(
+            Cell(value=record.get("spamming"), ci=None if spam is None else (spam[0], spam[1]), note=None)
+        )
+        label = f"{record['rater']} (run)" if record["run"] else record["rater"]
+        competence_rows.append(Row(label, tuple(cells)))
+    first = next(iter(result["dimensions"].values()), None)
+    interval = (
+        f"{result['confidence_level']:.0%} percentile bootstrap intervals over items ({result['bootstrap']} resamples)"
+        if result["bootstrap"]
+        else "no interval (bootstrap 0)"
+    )
+    competence = Table(
+        key="competence",
+        title="Annotator competence",
+        caption=f"Competence: {first['competence'] if first else ''}; {interval}.",
+        columns=("Annotator", "Dimension", "Items", "Competence", "Spamming"),
+        latex_columns=("Annotator", "Dimension", "Items", "Competence", "Spamming"),
+        rows=tuple(competence_rows),
+        notes=tuple(notes),
+    )
+    listed = [i for i in result["items"] if i["flipped"] or i["majority"] is None][:LISTED_ITEMS]
+    item_rows = tuple(
+        Row(
+            f"{i['external_id']} · {i['part']}" if "part" in i else i["external_id"],
+            (
+                Cell.text(dimensions[i["dimension"]].title),
+                Cell.text(_shown(i["label"], dimensions[i["dimension"]])),
+                Cell(value=i["probability"]),
+                Cell.text(_shown(i["majority"], dimensions[i["dimension"]]) if i["majority"] is not None else "tie"),
+            ),
+        )
+        for i in listed
+    )
+    flipped = Table(
+        key="flipped",
+        title="Flipped and tied items",
+        caption=(
+            f"Items whose {method} label differs from the majority vote, or whose vote is tied (the first "
+            f"{LISTED_ITEMS}; the JSON lists every item)."
+        ),
+        columns=("Item", "Dimension", "Label", "Probability", "Majority"),
+        latex_columns=("Item", "Dimension", "Label", "Probability", "Majority"),
+        rows=item_rows,
+    )
+    return summary, competence, flipped
+
+
+def _shown(value: Any, dimension: RatingDimension) -> str:
+    return "" if value is None else dimension.category_label(value)
