@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from annotation.kinds.base import RatingDimension
 from annotation.models import Project
+from validation.aggregation.frames import ORDINAL_NOTE, question_frame
 from validation.aggregation.methods import METHODS, QuestionAggregation, aggregate_question
 from validation.evaluations.base import (
     Evaluation,
@@ -25,24 +25,20 @@ from validation.evaluations.base import (
     evaluated_runs,
     inputs_digest,
 )
-from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
+from validation.ratings import JUDGE_PREFIX, judge_rater_name, project_ratings
 from validation.reports.tables import Cell, Row, Table
 
 __all__ = [
     "NAME",
-    "ORDINAL_NOTE",
     "AggregateParameters",
     "project_aggregation",
-    "question_frame",
 ]
 
 NAME = "aggregate"
 TITLE = "Aggregation and annotator competence"
-ORDINAL_NOTE = (
-    "crowd-kit's models treat an ordinal scale as unordered classes (a 0/1/2 scale is three classes whose "
-    "order none of them uses); the median and the mean of the people's ratings are given beside the label."
+RUNS_NOTE = (
+    "Runs are counted as raters here (--with-runs): their competence is on the people's scale, labelled as runs."
 )
-RUNS_NOTE = "Runs are counted as raters here (--with-runs): their competence is on the people's scale, labelled as runs."
 UNKNOWN_DIMENSION = "no dimension {name!r} in a {kind} project; known: {known}"
 #: Items listed in the page's table of flipped and doubtful items (the JSON lists every item).
 LISTED_ITEMS = 200
@@ -91,15 +87,6 @@ class AggregateParameters:
             raise ValueError(UNKNOWN_DIMENSION.format(name=self.dimension, kind=project.kind, known=", ".join(names)))
         check_runs(self.runs)
         check_bootstrap(self.bootstrap)
-
-
-def question_frame(ratings: RatingSet, dimension: str, raters: list[str]) -> pd.DataFrame:
-    """One dimension's ratings as crowd-kit's ``task, worker, label`` frame (task: the unit's index)."""
-    matrix = ratings.matrix(dimension, raters)
-    present = (matrix != None) if matrix.dtype == object else ~np.isnan(matrix.astype(float))  # noqa: E711
-    units, columns = np.nonzero(present)
-    values = matrix[units, columns]
-    return pd.DataFrame({"task": units, "worker": np.asarray(raters, dtype=object)[columns], "label": values})
 
 
 def _json_label(value: Any, dimension: RatingDimension) -> Any:
@@ -260,9 +247,7 @@ def aggregation_tables(result: dict[str, Any], dimensions: dict[str, RatingDimen
             Cell(value=record["competence"], ci=None if ci is None else (ci[0], ci[1])),
         ]
         spam = record.get("spamming_ci")
-        cells.append(
-            Cell(value=record.get("spamming"), ci=None if spam is None else (spam[0], spam[1]), note=None)
-        )
+        cells.append(Cell(value=record.get("spamming"), ci=None if spam is None else (spam[0], spam[1]), note=None))
         label = f"{record['rater']} (run)" if record["run"] else record["rater"]
         competence_rows.append(Row(label, tuple(cells)))
     first = next(iter(result["dimensions"].values()), None)

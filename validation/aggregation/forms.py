@@ -25,7 +25,9 @@ METHOD_LABELS = {
 class AggregateForm(RunsForm):
     method = forms.ChoiceField(label="Method", choices=[(m, METHOD_LABELS[m]) for m in METHODS], initial="dawid_skene")
     dimension = forms.ChoiceField(label="Dimension", required=False)
-    bootstrap = forms.IntegerField(label="Bootstrap resamples (competence intervals)", min_value=0, initial=0, required=False)
+    bootstrap = forms.IntegerField(
+        label="Bootstrap resamples (competence intervals)", min_value=0, initial=0, required=False
+    )
     seed = forms.IntegerField(label="Seed", min_value=0, initial=0, required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

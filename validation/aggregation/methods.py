@@ -228,9 +228,7 @@ def aggregate_question(
         probability = np.asarray(
             [fitted.probas.at[task, label] for task, label in zip(tasks, labels, strict=True)], dtype=float
         )
-    flipped = np.asarray(
-        [m is not None and label != m for label, m in zip(labels, majority, strict=True)], dtype=bool
-    )
+    flipped = np.asarray([m is not None and label != m for label, m in zip(labels, majority, strict=True)], dtype=bool)
     classes = tuple(sorted(pd.unique(frame["label"]).tolist(), key=_sort_key))
     intervals = _competence_intervals(frame, method=method, seed=seed, settings=settings, workers=workers)
     counts = frame.groupby("worker")["task"].nunique()
@@ -267,7 +265,9 @@ def _number(value: Any) -> float | None:
     return number if np.isfinite(number) else None
 
 
-def _confusion(errors: pd.DataFrame | None, worker: Any, classes: tuple[Any, ...]) -> tuple[tuple[float, ...], ...] | None:
+def _confusion(
+    errors: pd.DataFrame | None, worker: Any, classes: tuple[Any, ...]
+) -> tuple[tuple[float, ...], ...] | None:
     """P(answer = column | truth = row) from Dawid–Skene's ``errors_`` (observed rows, true columns)."""
     if errors is None:
         return None

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.kinds.base import RatingDimension, TaskKind
+from validation.aggregation.report import aggregation_table
 from validation.agreement import (
     MEASURES,
     AgreementResult,
@@ -281,6 +282,7 @@ class ReportBuilder:
         anchoring = anchoring_table(ctx)
         if anchoring is not None:
             tables.append(anchoring)
+        tables.append(aggregation_table(ctx))
         return tables
 
 

@@ -105,7 +105,9 @@ class CrowdKitEqualityTests:
             assert list(ours.probability) == list(probas.max(axis=1))
         else:
             assert list(ours.labels) == list(probas.idxmax(axis=1))
-            assert list(ours.probability) == [probas.at[t, label] for t, label in zip(ours.tasks, ours.labels, strict=True)]
+            assert list(ours.probability) == [
+                probas.at[t, label] for t, label in zip(ours.tasks, ours.labels, strict=True)
+            ]
             assert list(ours.probability) == list(probas.max(axis=1))
 
     def test_ten_mace_restarts_from_an_integer_seed_give_what_one_gives(self):

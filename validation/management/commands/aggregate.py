@@ -31,7 +31,9 @@ from validation.management.commands._shared import (
 
 
 class Command(BaseCommand):
-    help = "Aggregate the people's answers by majority vote, Dawid–Skene, MACE, GLAD or Wawa, with annotator competence."
+    help = (
+        "Aggregate the people's answers by majority vote, Dawid–Skene, MACE, GLAD or Wawa, with annotator competence."
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("slug", help="project slug")
