@@ -137,18 +137,18 @@ def fit_model(frame: pd.DataFrame, *, method: str, seed: int = 0) -> FittedModel
     _check_method(method)
     parameters = dict(METHOD_PARAMETERS[method])
     if method == "majority":
-        vote = MajorityVote()
+        vote: Any = MajorityVote()  # crowd-kit types its fitted attributes Optional
         probas = vote.fit_predict_proba(frame)
         return FittedModel(labels=vote.labels_, probas=probas, competence=vote.skills_)
     if method == "wawa":
-        wawa = Wawa().fit(frame)
+        wawa: Any = Wawa().fit(frame)
         # Wawa.predict_proba calls scikit-learn's check_is_fitted, which refuses crowd-kit's
         # estimators from scikit-learn 1.6 on; its body is this weighted vote, called the same way.
         vote = MajorityVote()
         probas = vote.fit_predict_proba(frame, skills=wawa.skills_)
         return FittedModel(labels=vote.labels_, probas=probas, competence=wawa.skills_)
     if method == "dawid_skene":
-        ds = DawidSkene(**parameters)
+        ds: Any = DawidSkene(**parameters)
         probas = ds.fit_predict_proba(frame)
         errors = ds.errors_
         # P(answer = truth) per worker: the confusion matrix's diagonal weighted by the class priors.
@@ -163,14 +163,14 @@ def fit_model(frame: pd.DataFrame, *, method: str, seed: int = 0) -> FittedModel
         accuracy = (diagonal * priors).groupby(level=0).sum()
         return FittedModel(labels=ds.labels_, probas=probas, competence=accuracy, errors=errors)
     if method == "mace":
-        mace = MACE(**parameters, random_state=seed)
+        mace: Any = MACE(**parameters, random_state=seed)
         probas = mace.fit_predict_proba(frame)
         # MACE indexes workers in their order of appearance (pandas.factorize).
         workers = pd.Index(pd.factorize(frame["worker"])[1])
         knowing = pd.Series(mace.spamming_[:, 1], index=workers)
         spamming = pd.Series(mace.spamming_[:, 0], index=workers)
         return FittedModel(labels=mace.labels_, probas=probas, competence=knowing, spamming=spamming)
-    glad = GLAD(**parameters)
+    glad: Any = GLAD(**parameters)
     probas = glad.fit_predict_proba(frame)
     return FittedModel(labels=glad.labels_, probas=probas, competence=glad.alphas_)
 
@@ -271,7 +271,8 @@ def _confusion(
     """P(answer = column | truth = row) from Dawid–Skene's ``errors_`` (observed rows, true columns)."""
     if errors is None:
         return None
-    block = errors.xs(worker, level="worker").reindex(index=list(classes), columns=list(classes)).fillna(0.0)
+    block: Any = errors.xs(worker, level="worker")
+    block = block.reindex(index=list(classes), columns=list(classes)).fillna(0.0)
     return tuple(tuple(float(x) for x in row) for row in block.to_numpy().T)
 
 

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 from crowdkit.aggregation import DawidSkene
@@ -10,36 +9,17 @@ from crowdkit.aggregation import DawidSkene
 from annotation.models import Role
 from annotation.services import membership_add
 from tests.api.conftest import client_for
-from tests.validation.conftest import add_items, annotate, copa_value, run_command, suggest
+from tests.validation.aggregation.conftest import PEOPLE
+from tests.validation.conftest import run_command
 from validation.aggregation.frames import ORDINAL_NOTE
 from validation.aggregation.methods import METHOD_PARAMETERS
 
 pytestmark = [pytest.mark.django_db(transaction=False), pytest.mark.usefixtures("keep_test_connection")]
 FACTORS = ("CT", "SA", "SC", "CLM", "MS", "AMR")
-PEOPLE = ("ann", "bob", "spammer")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     return run_command(capsys, "aggregate", *argv)
-
-
-@pytest.fixture
-def panel(make_project, judge_run):
-    """A CoPA project: 40 responses, two careful people, a spammer, and a judge run on every item."""
-    project = make_project("copa_likert", slug="panel", overlap=3)
-    items = add_items(project, [f"r{n:02d}" for n in range(40)])
-    rng = np.random.default_rng(3)
-    run_ = judge_run(project)
-    for item in items.values():
-        truth = rng.integers(0, 3, 6)
-        for rater in PEOPLE:
-            if rater == "spammer":
-                scores = rng.integers(0, 3, 6)
-            else:
-                scores = np.where(rng.random(6) < 0.85, truth, rng.integers(0, 3, 6))
-            annotate(project, item, rater, copa_value(*map(int, scores)))
-        suggest(run_, item, copa_value(*map(int, truth)))
-    return project, run_
 
 
 class AggregateCommandTests:
