@@ -72,7 +72,7 @@ class AggregateCommandTests:
         assert len(runs) == 1 and runs[0]["run_id"] == run_.pk and f"run {run_.pk}" in runs[0]["rater"]
 
     def test_mace_gives_spamming_and_a_seeded_interval(self, capsys, panel):
-        argv = ("panel", "--method", "mace", "--dimension", "MS", "--bootstrap", "5", "--seed", "2")
+        argv = ("panel", "--method", "mace", "--dimension", "MS", "--bootstrap", "3", "--seed", "2")
         _, out, _ = run(capsys, *argv)
         _, again, _ = run(capsys, *argv)
         assert out == again
