@@ -8,6 +8,7 @@ people's scale without being taken for a person.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,8 +133,12 @@ def project_aggregation(*, project: Project, parameters: AggregateParameters) ->
         results[dimension.name] = result
         ordered = dimension.level != "nominal"
         if ordered:
-            # The people's median and mean per unit (runs never enter them).
-            numbers = ratings.matrix(dimension.name, people).astype(float) if people else np.zeros((ratings.n_units, 0))
+            # The people's median and mean per unit (runs never enter them); NaN where no person rated.
+            numbers = ratings.matrix(dimension.name, people).astype(float)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a unit only a run rated: no person's value
+                medians = np.nanmedian(numbers, axis=1) if people else np.full(ratings.n_units, np.nan)
+                means = np.nanmean(numbers, axis=1) if people else np.full(ratings.n_units, np.nan)
         for position, task in enumerate(result.tasks):
             entry: dict[str, Any] = {
                 "external_id": str(ratings.unit_external_ids[task]),
@@ -146,9 +151,8 @@ def project_aggregation(*, project: Project, parameters: AggregateParameters) ->
             if ratings.unit_suffixes[task]:
                 entry["part"] = str(ratings.unit_suffixes[task])
             if ordered:
-                row = numbers[task][~np.isnan(numbers[task])]
-                entry["median"] = float(np.median(row)) if len(row) else None
-                entry["mean"] = float(np.mean(row)) if len(row) else None
+                entry["median"] = None if np.isnan(medians[task]) else float(medians[task])
+                entry["mean"] = None if np.isnan(means[task]) else float(means[task])
             items.append(entry)
         for annotator in result.annotators:
             run = run_raters.get(annotator.rater)

@@ -225,10 +225,12 @@ def aggregate_question(
         probability = share.reindex(tasks).to_numpy(dtype=float)
     else:
         labels = fitted.labels.reindex(tasks)
-        probability = np.asarray(
-            [fitted.probas.at[task, label] for task, label in zip(tasks, labels, strict=True)], dtype=float
-        )
-    flipped = np.asarray([m is not None and label != m for label, m in zip(labels, majority, strict=True)], dtype=bool)
+        # Each task's posterior of its own label, read from crowd-kit's table in one indexing.
+        probas = fitted.probas.reindex(tasks)
+        columns = probas.columns.get_indexer(labels)
+        probability = probas.to_numpy(dtype=float)[np.arange(len(tasks)), columns]
+    majority_values = majority.to_numpy(dtype=object)
+    flipped = pd.notna(majority_values) & (labels.to_numpy(dtype=object) != majority_values)
     classes = tuple(sorted(pd.unique(frame["label"]).tolist(), key=_sort_key))
     intervals = _competence_intervals(frame, method=method, seed=seed, settings=settings, workers=workers)
     counts = frame.groupby("worker")["task"].nunique()
