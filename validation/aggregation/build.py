@@ -17,7 +17,8 @@ import numpy as np
 from annotation.kinds.base import RatingDimension
 from annotation.models import Project
 from validation.aggregation.frames import ORDINAL_NOTE, question_frame
-from validation.aggregation.methods import METHODS, QuestionAggregation, aggregate_question
+from validation.aggregation.methods import QuestionAggregation, aggregate_question, check_method
+from validation.aggregation.tables import aggregation_tables
 from validation.evaluations.base import (
     Evaluation,
     check_bootstrap,
@@ -27,7 +28,6 @@ from validation.evaluations.base import (
     inputs_digest,
 )
 from validation.ratings import JUDGE_PREFIX, judge_rater_name, project_ratings
-from validation.reports.tables import Cell, Row, Table
 
 __all__ = [
     "NAME",
@@ -37,12 +37,7 @@ __all__ = [
 
 NAME = "aggregate"
 TITLE = "Aggregation and annotator competence"
-RUNS_NOTE = (
-    "Runs are counted as raters here (--with-runs): their competence is on the people's scale, labelled as runs."
-)
 UNKNOWN_DIMENSION = "no dimension {name!r} in a {kind} project; known: {known}"
-#: Items listed in the page's table of flipped and doubtful items (the JSON lists every item).
-LISTED_ITEMS = 200
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,8 +76,7 @@ class AggregateParameters:
 
     def check(self, project: Project) -> None:
         """The caps and names, as a ValueError (exit code 1, a 400, a form error)."""
-        if self.method not in METHODS:
-            raise ValueError(f"unknown aggregation method {self.method!r}; choose {', '.join(METHODS)}")
+        check_method(self.method)
         names = [d.name for d in project.task_kind.rating_dimensions]
         if self.dimension and self.dimension not in names:
             raise ValueError(UNKNOWN_DIMENSION.format(name=self.dimension, kind=project.kind, known=", ".join(names)))
@@ -209,92 +203,3 @@ def project_aggregation(*, project: Project, parameters: AggregateParameters) ->
         tables=aggregation_tables(result_json, {d.name: d for d in dimensions}),
         judge_label="; ".join(run.label for run in runs),
     )
-
-
-def aggregation_tables(result: dict[str, Any], dimensions: dict[str, RatingDimension]) -> tuple[Table, ...]:
-    """The dimensions' summary, the annotators' competence, and the flipped or doubtful items."""
-    method = result["method"]
-    notes = [RUNS_NOTE] if result["with_runs"] else []
-    if any(d.level != "nominal" for d in dimensions.values()):
-        notes.append(ORDINAL_NOTE)
-    summary_rows = tuple(
-        Row(
-            dimensions[name].title,
-            (
-                Cell.count(s["n_items"]),
-                Cell.count(s["n_annotators"]),
-                Cell.count(s["flips"]),
-                Cell.count(s["ties"]),
-                Cell.text(s["reason"] or ""),
-            ),
-        )
-        for name, s in result["dimensions"].items()
-    )
-    summary = Table(
-        key="aggregation",
-        title=f"Labels by {method} against the majority vote",
-        caption=(
-            f"Per dimension: items aggregated, annotators, labels that differ from the majority vote (flips) and "
-            f"tied votes (no majority; an expert decides). Method {method}, crowd-kit, seed {result['seed']}."
-        ),
-        columns=("Dimension", "Items", "Annotators", "Flips", "Ties", "Why none"),
-        latex_columns=("Dimension", "Items", "Annotators", "Flips", "Ties", "Why none"),
-        rows=summary_rows,
-        notes=tuple(notes),
-    )
-    competence_rows = []
-    for record in result["annotators"]:
-        ci = record["ci"]
-        cells = [
-            Cell.text(dimensions[record["dimension"]].title),
-            Cell.count(record["n_items"]),
-            Cell(value=record["competence"], ci=None if ci is None else (ci[0], ci[1])),
-        ]
-        spam = record.get("spamming_ci")
-        cells.append(Cell(value=record.get("spamming"), ci=None if spam is None else (spam[0], spam[1]), note=None))
-        label = f"{record['rater']} (run)" if record["run"] else record["rater"]
-        competence_rows.append(Row(label, tuple(cells)))
-    first = next(iter(result["dimensions"].values()), None)
-    interval = (
-        f"{result['confidence_level']:.0%} percentile bootstrap intervals over items ({result['bootstrap']} resamples)"
-        if result["bootstrap"]
-        else "no interval (bootstrap 0)"
-    )
-    competence = Table(
-        key="competence",
-        title="Annotator competence",
-        caption=f"Competence: {first['competence'] if first else ''}; {interval}.",
-        columns=("Annotator", "Dimension", "Items", "Competence", "Spamming"),
-        latex_columns=("Annotator", "Dimension", "Items", "Competence", "Spamming"),
-        rows=tuple(competence_rows),
-        notes=tuple(notes),
-    )
-    listed = [i for i in result["items"] if i["flipped"] or i["majority"] is None][:LISTED_ITEMS]
-    item_rows = tuple(
-        Row(
-            f"{i['external_id']} · {i['part']}" if "part" in i else i["external_id"],
-            (
-                Cell.text(dimensions[i["dimension"]].title),
-                Cell.text(_shown(i["label"], dimensions[i["dimension"]])),
-                Cell(value=i["probability"]),
-                Cell.text(_shown(i["majority"], dimensions[i["dimension"]]) if i["majority"] is not None else "tie"),
-            ),
-        )
-        for i in listed
-    )
-    flipped = Table(
-        key="flipped",
-        title="Flipped and tied items",
-        caption=(
-            f"Items whose {method} label differs from the majority vote, or whose vote is tied (the first "
-            f"{LISTED_ITEMS}; the JSON lists every item)."
-        ),
-        columns=("Item", "Dimension", "Label", "Probability", "Majority"),
-        latex_columns=("Item", "Dimension", "Label", "Probability", "Majority"),
-        rows=item_rows,
-    )
-    return summary, competence, flipped
-
-
-def _shown(value: Any, dimension: RatingDimension) -> str:
-    return "" if value is None else dimension.category_label(value)

@@ -7,19 +7,11 @@ from typing import Any, cast
 from django import forms
 
 from validation.aggregation.build import AggregateParameters
-from validation.aggregation.methods import METHODS
+from validation.aggregation.methods import METHOD_LABELS, METHODS
 from validation.evaluations.forms import RunsForm
 from validation.report_jobs import request_bootstrap_max
 
 __all__ = ["AggregateForm"]
-
-METHOD_LABELS = {
-    "majority": "Majority vote",
-    "dawid_skene": "Dawid–Skene",
-    "mace": "MACE",
-    "glad": "GLAD",
-    "wawa": "Wawa (worker-weighted vote)",
-}
 
 
 class AggregateForm(RunsForm):

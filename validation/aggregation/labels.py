@@ -17,7 +17,7 @@ from django.core.cache import cache
 from annotation.kinds import TaskKind
 from annotation.models import Project
 from validation.aggregation.frames import question_frame
-from validation.aggregation.methods import METHODS, aggregate_question
+from validation.aggregation.methods import aggregate_question, check_method
 from validation.ratings import JUDGE_PREFIX, project_ratings
 from validation.selectors import project_data_state
 
@@ -25,7 +25,6 @@ __all__ = ["ItemLabel", "ItemLabels", "item_posteriors", "matching_value", "meth
 
 #: How long a project's labels stay cached (a new answer changes the key anyway).
 LABELS_SECONDS = 24 * 3600
-UNKNOWN_METHOD = "unknown aggregation method {method!r}; choose {known}"
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,7 @@ ItemLabels = dict[tuple[str, str], ItemLabel]
 
 def method_labels(*, project: Project, method: str, seed: int = 0) -> dict[int, ItemLabels]:
     """Every rated item's labels under ``method`` (crowd-kit, people's latest answers), by item id."""
-    if method not in METHODS:
-        raise ValueError(UNKNOWN_METHOD.format(method=method, known=", ".join(METHODS)))
+    check_method(method)
     key = (
         "concord:aggregation:"
         + hashlib.sha256(f"{project.pk}:{project_data_state(project=project)}:{method}:{seed}".encode()).hexdigest()

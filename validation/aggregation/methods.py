@@ -36,15 +36,24 @@ from validation.agreement.results import BootstrapSettings, ConfidenceInterval
 
 __all__ = [
     "METHODS",
+    "METHOD_LABELS",
     "METHOD_PARAMETERS",
     "AnnotatorCompetence",
     "FittedModel",
     "QuestionAggregation",
     "aggregate_question",
+    "check_method",
     "fit_model",
 ]
 
 METHODS = ("majority", "dawid_skene", "mace", "glad", "wawa")
+METHOD_LABELS = {
+    "majority": "Majority vote",
+    "dawid_skene": "Dawid–Skene",
+    "mace": "MACE",
+    "glad": "GLAD",
+    "wawa": "Wawa (worker-weighted vote)",
+}
 #: Each model's crowd-kit parameters besides the seed: crowd-kit's defaults, except MACE's restarts.
 #: With an integer ``random_state`` every MACE restart starts from the same draw, so ten restarts
 #: give exactly what one gives, at ten times the cost (a test holds it).
@@ -64,7 +73,6 @@ COMPETENCE = {
 }
 UNKNOWN_METHOD = "unknown aggregation method {method!r}; choose {known}"
 NO_ANSWERS = "no answers to aggregate"
-TIE = "the vote is tied"
 ONE_ANNOTATOR = "one annotator: a model of annotators needs at least two"
 
 
@@ -126,7 +134,8 @@ class QuestionAggregation:
         return sum(m is None for m in self.majority)
 
 
-def _check_method(method: str) -> None:
+def check_method(method: str) -> None:
+    """ValueError naming the known methods unless ``method`` is one."""
     if method not in METHODS:
         raise ValueError(UNKNOWN_METHOD.format(method=method, known=", ".join(METHODS)))
 
@@ -134,7 +143,7 @@ def _check_method(method: str) -> None:
 def fit_model(frame: pd.DataFrame, *, method: str, seed: int = 0) -> FittedModel:
     """Fit ``method`` (crowd-kit, :data:`METHOD_PARAMETERS`, ``seed`` where the model draws) on a
     ``task, worker, label`` frame."""
-    _check_method(method)
+    check_method(method)
     parameters = dict(METHOD_PARAMETERS[method])
     if method == "majority":
         vote: Any = MajorityVote()  # crowd-kit types its fitted attributes Optional
@@ -199,7 +208,7 @@ def aggregate_question(
     the flips against it, and each worker's competence with a percentile interval from ``bootstrap``
     resamples of the tasks (``seed``), the model fitted again on each.
     """
-    _check_method(method)
+    check_method(method)
     bootstrap_iv(bootstrap, seed, confidence_level)
     parameters = {**METHOD_PARAMETERS[method], **({"random_state": seed} if method == "mace" else {})}
     settings = (

@@ -100,7 +100,7 @@ class AggregateCommandTests:
 
     def test_markdown_names_the_method_and_the_flips(self, capsys, panel):
         code, out, _ = run(capsys, "panel", "--method", "dawid_skene", "--format", "md")
-        assert code == 0 and "Labels by dawid_skene against the majority vote" in out and "Annotator competence" in out
+        assert code == 0 and "Labels by Dawid–Skene against the majority vote" in out and "Annotator competence" in out
 
 
 class AggregateApiTests:
