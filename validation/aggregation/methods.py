@@ -236,7 +236,7 @@ def aggregate_question(
         labels = fitted.labels.reindex(tasks)
         # Each task's posterior of its own label, read from crowd-kit's table in one indexing.
         probas = fitted.probas.reindex(tasks)
-        columns = probas.columns.get_indexer(labels)
+        columns = probas.columns.get_indexer(pd.Index(labels))
         probability = probas.to_numpy(dtype=float)[np.arange(len(tasks)), columns]
     majority_values = majority.to_numpy(dtype=object)
     flipped = pd.notna(majority_values) & (labels.to_numpy(dtype=object) != majority_values)
