@@ -190,7 +190,7 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
     values at a time."""
     kind, rules = project.task_kind, project_rules(project)
     needed = required_raters(rules, overlap=project.overlap)
-    posteriors = _posteriors(project, rules) if with_reasons else {}
+    posteriors = rule_posteriors(project, rules) if with_reasons else {}
     last_pk = 0
     while batch := _item_rows(project.pk, last_pk):
         last_pk = batch[-1].pk
@@ -221,7 +221,7 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
             yield ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged.get(item.pk))
 
 
-def _posteriors(project: Project, rules: AdjudicationRules) -> dict[int, float]:
+def rule_posteriors(project: Project, rules: AdjudicationRules) -> dict[int, float]:
     """Each item's lowest posterior under the rules' method, when a rule routes by it (else nothing)."""
     if rules.posterior_below is None:
         return {}
@@ -344,7 +344,7 @@ def item_state(*, project: Project, item: Item) -> ItemState:
         values=raters,
         rules=rules,
         judge_value=judged,
-        posterior=_posteriors(project, rules).get(item.pk),
+        posterior=rule_posteriors(project, rules).get(item.pk),
     )
     return ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged)
 

@@ -14,8 +14,8 @@ from annotation.models import Item, Project, Role
 from judges.models import Suggestion
 from judges.selectors import runs_for_project
 from validation.adjudication import item_disagreements, required_raters
-from validation.aggregation.labels import item_posteriors, method_labels
-from validation.goldset import _decisions, gold_summary, item_gold, item_state, project_rules
+from validation.aggregation.labels import method_labels
+from validation.goldset import _decisions, gold_summary, item_gold, item_state, project_rules, rule_posteriors
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 
@@ -67,11 +67,7 @@ def _disagreeing_ids(project: Project, items: Sequence[Item]) -> set[int]:
     values, decisions = _batch_values(project, items)
     undecided = [item for item in items if item.pk not in decisions and len(values.get(item.pk, {})) >= 1]
     judged = _judge_values(project, [item.pk for item in undecided]) if rules.llm_majority and undecided else {}
-    posteriors = (
-        item_posteriors(project=project, method=rules.posterior_method)
-        if rules.posterior_below is not None and undecided
-        else {}
-    )
+    posteriors = rule_posteriors(project, rules) if undecided else {}
     return {
         item.pk
         for item in undecided

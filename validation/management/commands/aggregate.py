@@ -19,13 +19,11 @@ from django.core.management.base import BaseCommand
 from annotation.management.commands._base import project_or_fail
 from validation.aggregation.build import NAME, AggregateParameters, project_aggregation
 from validation.aggregation.methods import METHODS
-from validation.evaluations.base import MAX_BOOTSTRAP
 from validation.management.commands._shared import (
-    add_format_argument,
+    add_bootstrap_arguments,
     add_snapshot_arguments,
     check_evaluation_snapshot,
     evaluate_or_fail,
-    non_negative_int,
     write_evaluation,
 )
 
@@ -42,15 +40,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--with-runs", type=int, nargs="+", default=[], metavar="RUN", help="judge runs counted as raters"
         )
-        parser.add_argument(
-            "--bootstrap",
-            type=non_negative_int,
-            default=0,
-            metavar="N",
-            help=f"bootstrap resamples over items for competence intervals (0; at most {MAX_BOOTSTRAP})",
-        )
-        parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="seed (0)")
-        add_format_argument(parser)
+        # The seed also draws MACE's start.
+        add_bootstrap_arguments(parser, over="items, for competence intervals", default=0)
         add_snapshot_arguments(parser, parser.add_mutually_exclusive_group())
 
     def handle(self, *args: Any, **options: Any) -> None:
