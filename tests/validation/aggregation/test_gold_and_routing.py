@@ -97,3 +97,20 @@ class FlipFilterTests:
         items = list(Item.objects.filter(project=project))
         assert expected
         assert {item.external_id for item in items if item.pk in flipped(project=project, items=items)} == expected
+
+
+class GoldApiTests:
+    def test_the_gold_download_takes_a_method_and_refuses_an_unknown_one(self, panel, make_user):
+        from annotation.models import Role
+        from annotation.services import membership_add
+        from tests.api.conftest import client_for
+
+        project, _ = panel
+        researcher = make_user("res")
+        membership_add(project=project, user=researcher, role=Role.RESEARCHER)
+        client = client_for(researcher)
+        response = client.get(f"/api/projects/{project.slug}/gold/?shape=benchmark&method=dawid_skene")
+        lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+        assert response.status_code == 200 and {line["provenance"]["method"] for line in lines} == {"dawid_skene"}
+        refused = client.get(f"/api/projects/{project.slug}/gold/?method=em")
+        assert refused.status_code == 400 and "method" in refused.content.decode()
