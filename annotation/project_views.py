@@ -39,7 +39,7 @@ NOT_A_RESEARCHER = "Only the project's researchers can change its settings."
 SLUG_TAKEN = "a project with this slug already exists; choose another"
 EXAMPLE_TEXT_CHARS = 160
 # What adjudication does when the project keeps its kind's rules (the rules' own defaults, then the kind's).
-RULE_DEFAULTS = {"unanimous": True, "ordinal_distance": None, "llm_majority": False}
+RULE_DEFAULTS = {"unanimous": True, "ordinal_distance": None, "llm_majority": False, "posterior_below": None}
 
 
 # -- the task-kind cards --------------------------------------------------------------------------
@@ -65,6 +65,9 @@ def describe_rules(rules: dict) -> str:
         parts.append(f"ratings {rules['ordinal_distance']} or more points apart")
     if rules["llm_majority"]:
         parts.append("a human majority that differs from the LLM judge")
+    if rules["posterior_below"] is not None:
+        method = str(rules.get("posterior_method", "dawid_skene")).replace("_", "–").title()
+        parts.append(f"a {method} posterior below {rules['posterior_below']:g}")
     return ("Goes to an expert: " + "; ".join(parts)) if parts else "Nothing goes to an expert"
 
 
@@ -148,6 +151,10 @@ class ProjectForm(forms.Form):
         help_text="For a rating scale or a label set: the fields shown and the questions asked "
         "(docs/formats.md, Designs). Frozen once the first answer exists.",
     )
+    adj_posterior_below = forms.FloatField(
+        required=False, min_value=0.01, max_value=1, label="The Dawid–Skene posterior of a label is below",
+        help_text="Empty: off. A model of the annotators (crowd-kit) fitted to the people's answers; 0.01 to 1.",
+    )  # fmt: skip
 
     def __init__(self, *args, project: Project | None = None, locks: ProjectLocks | None = None, preview_url: str = "",
                  **kwargs) -> None:  # fmt: skip
@@ -216,6 +223,8 @@ class ProjectForm(forms.Form):
                 "unanimous": data["adj_unanimous"],
                 "ordinal_distance": data["adj_ordinal_distance"],
                 "llm_majority": data["adj_llm_majority"],
+                # Only when set: rules saved before the posterior rule existed read the same.
+                **({"posterior_below": p} if (p := data["adj_posterior_below"]) is not None else {}),
             }
         return {
             "title": data["title"],

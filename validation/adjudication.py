@@ -11,11 +11,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from annotation.kinds import TaskKind
+from validation.aggregation.methods import METHODS
 
 NOT_UNANIMOUS = "raters are not unanimous"
 LLM_DIFFERS = "the human majority differs from the LLM evaluator"
 ORDINAL_GAP = "{dimension}: ratings differ by {gap} (from {low} to {high})"
 SINGLE_RATER = "only one rater so far"
+POSTERIOR_BELOW = "{method} posterior {p:.2f} is below {threshold:g}"
+BAD_POSTERIOR = "posterior_below must be a number in (0, 1], or null"
+BAD_POSTERIOR_METHOD = "posterior_method must be one of {known}"
 
 
 @dataclass(frozen=True)
@@ -23,12 +27,17 @@ class AdjudicationRules:
     """``unanimous``: any difference between raters' decisions; ``ordinal_distance``: an ordinal
     dimension whose ratings are at least this far apart; ``llm_majority``: the human majority
     disagrees with the chosen judge run (so the judge itself is audited); ``min_raters``: how many
-    raters an item needs before their majority is gold (null: the project's overlap k)."""
+    raters an item needs before their majority is gold (null: the project's overlap k);
+    ``posterior_below``: the item's lowest posterior under ``posterior_method`` (a crowd-kit model of
+    the people, ``validation.aggregation``) is below this probability, so a doubtful label goes to an
+    expert."""
 
     unanimous: bool = True
     ordinal_distance: int | None = None
     llm_majority: bool = False
     min_raters: int | None = None
+    posterior_below: float | None = None
+    posterior_method: str = "dawid_skene"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None, *, kind: TaskKind) -> AdjudicationRules:
@@ -44,6 +53,13 @@ class AdjudicationRules:
         for flag in ("unanimous", "llm_majority"):
             if flag in merged and not isinstance(merged[flag], bool):
                 raise ValueError(f"{flag} must be true or false")
+        posterior = merged.get("posterior_below")
+        if posterior is not None and (
+            isinstance(posterior, bool) or not isinstance(posterior, int | float) or not 0 < posterior <= 1
+        ):
+            raise ValueError(BAD_POSTERIOR)
+        if merged.get("posterior_method", "dawid_skene") not in METHODS:
+            raise ValueError(BAD_POSTERIOR_METHOD.format(known=", ".join(METHODS)))
         return cls(**merged)
 
 
@@ -54,8 +70,10 @@ def item_disagreements(
     values: Mapping[str, dict],
     rules: AdjudicationRules,
     judge_value: dict | None = None,
+    posterior: float | None = None,
 ) -> list[str]:
-    """Why this item needs an expert (empty when it does not). ``values`` maps rater → latest value."""
+    """Why this item needs an expert (empty when it does not). ``values`` maps rater → latest value;
+    ``posterior`` is the item's lowest posterior under ``rules.posterior_method`` (None: not fitted)."""
     reasons: list[str] = []
     people = list(values.values())
     if len(people) >= 2:
@@ -67,6 +85,10 @@ def item_disagreements(
         majority = kind.consensus(people)
         if majority is not None and kind.decision_key(majority) != kind.decision_key(judge_value):
             reasons.append(LLM_DIFFERS)
+    if rules.posterior_below is not None and posterior is not None and posterior < rules.posterior_below:
+        reasons.append(
+            POSTERIOR_BELOW.format(method=rules.posterior_method, p=posterior, threshold=rules.posterior_below)
+        )
     return reasons
 
 

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from validation import apis, release_apis
+from validation.aggregation.apis import AggregateApi
 
 urlpatterns = [
     path("projects/<slug:slug>/agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
@@ -10,6 +11,7 @@ urlpatterns = [
     path("projects/<slug:slug>/estimates/", apis.EstimateApi.as_view(), name="api_estimates"),
     path("projects/<slug:slug>/alt-test/", apis.AltTestApi.as_view(), name="api_alt_test"),
     path("projects/<slug:slug>/evaluations/<str:name>/", apis.EvaluationApi.as_view(), name="api_evaluation"),
+    path("projects/<slug:slug>/aggregate/", AggregateApi.as_view(), name="api_aggregate"),
     path("projects/<slug:slug>/sample/plan/", apis.SamplePlanApi.as_view(), name="api_sample_plan"),
     path("projects/<slug:slug>/release/", release_apis.ReleaseApi.as_view(), name="api_release"),
     path(

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from annotation.access import require_project_role
 from annotation.errors import FieldError, ValidationFailed
 from annotation.models import Role
+from validation.aggregation.methods import METHODS
 from validation.alttest.statistics import METRICS, SCOPES
 from validation.estimates.build import MIN_ALPHA, TRUTHS, EstimateParameters, alpha_problem, project_estimates
 from validation.estimates.planning import StatedValues, half_width_problem, plan_json, project_plan, stated_problem
@@ -106,15 +107,27 @@ class GoldExportApi(APIView):
                 default=True,
                 description="CSV: prefix cells a spreadsheet would run as formulas with '. false writes them raw.",
             ),
+            OpenApiParameter(
+                "method",
+                str,
+                enum=list(METHODS),
+                default="majority",
+                description="aggregation the gold is built with where no expert decided (in each record's provenance)",
+            ),
         ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
     )
     def get(self, request, slug: str):
         project, _ = require_project_role(request, slug, {Role.RESEARCHER, Role.EXPERT}, api=True)
         fmt, shape = request.query_params.get("format", "jsonl"), request.query_params.get("shape", "concord")
+        method = request.query_params.get("method", "majority")
         problems = [
             FieldError(name, f"must be one of {', '.join(choices)}")
-            for name, value, choices in (("format", fmt, FORMATS), ("shape", shape, SHAPES))
+            for name, value, choices in (
+                ("format", fmt, FORMATS),
+                ("shape", shape, SHAPES),
+                ("method", method, METHODS),
+            )
             if value not in choices
         ]
         escape = CSV_ESCAPE_VALUES.get(request.query_params.get("csv_escape", "true").strip().lower())
@@ -125,7 +138,7 @@ class GoldExportApi(APIView):
         assert escape is not None  # else a problem above
         folder = Path(tempfile.mkdtemp(prefix="concord-export-"))
         path = folder / f"{project.slug}-gold-{shape}.{fmt}"
-        export_gold(project=project, fmt=fmt, path=path, shape=shape, csv_escape=escape)
+        export_gold(project=project, fmt=fmt, path=path, shape=shape, csv_escape=escape, method=method)
         handle = path.open("rb")
         path.unlink()  # the open handle keeps the bytes until the response is sent
         folder.rmdir()

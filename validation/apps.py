@@ -22,5 +22,6 @@ class ValidationConfig(AppConfig):
         register_item_panel("gold", item_panels.gold_panel, template="validation/_item_gold.html", order=10)
         register_item_filter("disagreement", item_panels.in_disagreement, label="In disagreement")
         register_item_filter("gold_ready", item_panels.gold_ready, label="Gold-ready")
+        register_item_filter("flipped", item_panels.flipped, label="Flipped by Dawid–Skene")
         # A project's adjudication rules are checked by the code that applies them.
         register_project_rules_validator(AdjudicationRules.from_json)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import cast
@@ -30,6 +30,8 @@ from annotation.sql import json_column
 from judges.models import Judge, Suggestion
 from judges.selectors import runs_for_project, suggestion_values
 from validation.adjudication import AdjudicationRules, item_disagreements, required_raters
+from validation.aggregation.labels import ItemLabels, item_posteriors, matching_value, method_labels
+from validation.aggregation.methods import METHODS, UNKNOWN_METHOD
 from validation.exports import WRITERS, write_csv
 from validation.mcq import LabelStatement, source_facts
 from validation.models import Adjudication
@@ -70,6 +72,9 @@ class Gold:
     missing_reason: str | None = None
     #: Fewer raters than a majority needs: the item waits for people, not for an expert.
     waiting_for_raters: bool = False
+    #: The aggregation method the gold was built with, and its lowest posterior on the item.
+    method: str = MAJORITY
+    probability: float | None = None
 
     @property
     def ready(self) -> bool:
@@ -83,6 +88,8 @@ class Gold:
             "adjudicator": self.decision.expert if self.decision else None,
             "adjudicated_at": self.decision.decided_at.isoformat() if self.decision else None,
             "adjudication_note": self.decision.note if self.decision else None,
+            "method": self.method,
+            "probability": self.probability,
         }
 
 
@@ -192,6 +199,7 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
     values at a time."""
     kind, rules = project.task_kind, project_rules(project)
     needed = required_raters(rules, overlap=project.overlap)
+    posteriors = rule_posteriors(project, rules) if with_reasons else {}
     last_pk = 0
     while batch := _item_rows(project.pk, last_pk):
         last_pk = batch[-1].pk
@@ -209,12 +217,24 @@ def project_items_state(*, project: Project, with_reasons: bool = True) -> Itera
             )
             reasons = (
                 item_disagreements(
-                    kind=kind, payload=item.payload, values=raters, rules=rules, judge_value=judged.get(item.pk)
+                    kind=kind,
+                    payload=item.payload,
+                    values=raters,
+                    rules=rules,
+                    judge_value=judged.get(item.pk),
+                    posterior=posteriors.get(item.pk),
                 )
                 if with_reasons
                 else []
             )
             yield ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged.get(item.pk))
+
+
+def rule_posteriors(project: Project, rules: AdjudicationRules) -> dict[int, float]:
+    """Each item's lowest posterior under the rules' method, when a rule routes by it (else nothing)."""
+    if rules.posterior_below is None:
+        return {}
+    return item_posteriors(project=project, method=rules.posterior_method)
 
 
 def _judge_values(project: Project, item_ids: list[int]) -> dict[int, dict]:
@@ -327,7 +347,14 @@ def item_state(*, project: Project, item: Item) -> ItemState:
         known_answer=item.gold_value,
         required_raters=required_raters(rules, overlap=project.overlap),
     )
-    reasons = item_disagreements(kind=kind, payload=item.payload, values=raters, rules=rules, judge_value=judged)
+    reasons = item_disagreements(
+        kind=kind,
+        payload=item.payload,
+        values=raters,
+        rules=rules,
+        judge_value=judged,
+        posterior=rule_posteriors(project, rules).get(item.pk),
+    )
     return ItemState(item=item, gold=gold, reasons=reasons, judge_value=judged)
 
 
@@ -367,29 +394,59 @@ def item_judge_answer(*, project: Project, item: Item) -> JudgeAnswer | None:
     return JudgeAnswer(judge=run.judge, value=found) if found is not None else None
 
 
-def gold_records(*, project: Project, shape: str = "concord") -> Iterator[dict]:
+def gold_records(*, project: Project, shape: str = "concord", method: str = MAJORITY, seed: int = 0) -> Iterator[dict]:
     """Gold-ready items as records. ``concord``: external_id, the payload and ``gold`` (imports back
-    as items with known answers); ``benchmark``: the kind's published shape plus provenance."""
+    as items with known answers); ``benchmark``: the kind's published shape plus provenance, which
+    names the aggregation ``method`` the gold was built with (``majority``, today's rule, by default)."""
     if shape not in SHAPES:
         raise ValidationFailed([FieldError("shape", UNKNOWN_SHAPE.format(shape=shape))])
-    return _gold_records(project, shape)
+    if method not in METHODS:
+        raise ValidationFailed([FieldError("method", UNKNOWN_METHOD.format(method=method, known=", ".join(METHODS)))])
+    return _gold_records(project, shape, method, seed)
 
 
-def _gold_records(project: Project, shape: str) -> Iterator[dict]:
+def _gold_records(project: Project, shape: str, method: str, seed: int) -> Iterator[dict]:
     kind = project.task_kind
+    labels = method_labels(project=project, method=method, seed=seed) if method != MAJORITY else {}
     for state in project_items_state(project=project, with_reasons=False):
-        if not state.gold.ready:
+        gold = by_method(kind, state, labels.get(state.item.pk, {}), method) if method != MAJORITY else state.gold
+        if not gold.ready:
             continue
         item = state.item
         if shape == "concord":
-            yield {"external_id": item.external_id, **item.payload, "gold": state.gold.value}
+            yield {"external_id": item.external_id, **item.payload, "gold": gold.value}
         else:
-            record = kind.benchmark_record(external_id=item.external_id, payload=item.payload, gold=state.gold.value)
-            yield {**record, "provenance": state.gold.provenance()}
+            record = kind.benchmark_record(external_id=item.external_id, payload=item.payload, gold=gold.value)
+            yield {**record, "provenance": gold.provenance()}
+
+
+def by_method(kind: TaskKind, state: ItemState, labels: ItemLabels, method: str) -> Gold:
+    """The item's gold built with ``method``: an expert's decision or a known answer first, as always;
+    else the rater's value whose every rating is the method's label (with the method and its lowest
+    posterior on the item), once the item has the raters a majority needs. An item where no rater's
+    value matches the labels keeps what the majority rule gives it."""
+    gold = replace(state.gold, method=method)
+    if gold.source in (ADJUDICATED, KNOWN_ANSWER) or gold.waiting_for_raters or not labels:
+        return gold
+    value = matching_value(kind, gold.raters, state.item.payload, labels)
+    if value is None:
+        return gold
+    key = kind.decision_key(value)
+    keys = [kind.decision_key(v) for v in gold.raters.values()]
+    probability = min(label.probability for label in labels.values())
+    agreement = sum(k == key for k in keys) / len(keys)
+    return Gold(value, method, gold.raters, agreement, method=method, probability=probability)
 
 
 def export_gold(
-    *, project: Project, fmt: str, path: str | Path, shape: str = "concord", csv_escape: bool = True
+    *,
+    project: Project,
+    fmt: str,
+    path: str | Path,
+    shape: str = "concord",
+    csv_escape: bool = True,
+    method: str = MAJORITY,
+    seed: int = 0,
 ) -> int:
     """Write the gold set; the file appears only when complete (written aside, then renamed).
 
@@ -398,7 +455,7 @@ def export_gold(
     """
     if fmt not in WRITERS:
         raise ValidationFailed([FieldError("format", f"unknown format {fmt!r}; choose {', '.join(WRITERS)}")])
-    records = gold_records(project=project, shape=shape)
+    records = gold_records(project=project, shape=shape, method=method, seed=seed)
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:

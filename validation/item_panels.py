@@ -14,7 +14,8 @@ from annotation.models import Item, Project, Role
 from judges.models import Suggestion
 from judges.selectors import runs_for_project
 from validation.adjudication import item_disagreements, required_raters
-from validation.goldset import _decisions, gold_summary, item_gold, item_state, project_rules
+from validation.aggregation.labels import method_labels
+from validation.goldset import _decisions, gold_summary, item_gold, item_state, project_rules, rule_posteriors
 
 DECIDERS = {Role.EXPERT, Role.RESEARCHER}
 
@@ -66,13 +67,26 @@ def _disagreeing_ids(project: Project, items: Sequence[Item]) -> set[int]:
     values, decisions = _batch_values(project, items)
     undecided = [item for item in items if item.pk not in decisions and len(values.get(item.pk, {})) >= 1]
     judged = _judge_values(project, [item.pk for item in undecided]) if rules.llm_majority and undecided else {}
+    posteriors = rule_posteriors(project, rules) if undecided else {}
     return {
         item.pk
         for item in undecided
         if item_disagreements(
-            kind=kind, payload=item.payload, values=values[item.pk], rules=rules, judge_value=judged.get(item.pk)
+            kind=kind,
+            payload=item.payload,
+            values=values[item.pk],
+            rules=rules,
+            judge_value=judged.get(item.pk),
+            posterior=posteriors.get(item.pk),
         )
     }
+
+
+def flipped(*, project: Project, items: Sequence[Item]) -> set[int]:
+    """Items where Dawid–Skene (crowd-kit, the people's answers) labels a dimension otherwise than the
+    majority vote: the flip list of the aggregation page."""
+    labels = method_labels(project=project, method="dawid_skene")
+    return {item.pk for item in items if any(label.flipped for label in labels.get(item.pk, {}).values())}
 
 
 def _judge_values(project: Project, item_ids: list[int]) -> dict[int, dict]:

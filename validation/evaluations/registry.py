@@ -17,6 +17,8 @@ from typing import Any
 from annotation.kinds import KINDS, all_kinds
 from annotation.models import Project
 from annotation.registry import Registry
+from validation.aggregation.build import AggregateParameters, project_aggregation
+from validation.aggregation.forms import AggregateForm
 from validation.alttest.build import AltTestParameters, alt_test_evaluation
 from validation.alttest.forms import AltTestForm, AltTestPlanForm
 from validation.alttest.planning import PlanParameters, alt_test_plan_evaluation
@@ -108,6 +110,15 @@ ANY_KIND = (
         evaluate=alt_test_plan_evaluation,
         form=AltTestPlanForm,
         template="validation/alt_test_plan.html",
+    ),
+    PaperEvaluation(
+        name="aggregate",
+        slug="aggregate",
+        title="Aggregation and annotator competence",
+        summary="Dawid–Skene, MACE, GLAD, Wawa beside the majority vote",
+        from_json=AggregateParameters.from_json_dict,
+        evaluate=project_aggregation,
+        form=AggregateForm,
     ),
 )
 

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.kinds.base import RatingDimension, TaskKind
+from validation.aggregation.report import aggregation_table
 from validation.agreement import (
     MEASURES,
     AgreementResult,
@@ -286,6 +287,7 @@ class ReportBuilder:
             tables.append(
                 report_alt_test(ctx.ratings, ctx.dimensions, ctx.human_raters, ctx.judge.rater, ctx.judge.label)
             )
+        tables.append(aggregation_table(ctx))
         return tables
 
 

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 #: The libraries whose versions can change a number in a report.
-LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "pandas", "ppi-python")
+LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "pandas", "ppi-python", "crowd-kit")
 
 UNKNOWN_RUN = "judge run {run_id} does not exist in project {slug!r}"
 OTHER_KIND = "judge run {run_id} judges {kind!r} items, not {expected!r}"

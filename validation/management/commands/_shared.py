@@ -46,14 +46,14 @@ def checked_number(problem: Callable[[float], str | None]) -> Callable[[str], fl
     return parse
 
 
-def add_bootstrap_arguments(parser: argparse.ArgumentParser, *, over: str) -> None:
+def add_bootstrap_arguments(parser: argparse.ArgumentParser, *, over: str, default: int = 1000) -> None:
     """``--bootstrap N`` (resamples over ``over``), ``--seed S`` and ``--format``: every evaluation's."""
     parser.add_argument(
         "--bootstrap",
         type=non_negative_int,
-        default=1000,
+        default=default,
         metavar="N",
-        help=f"bootstrap resamples over {over} (1000; at most {MAX_BOOTSTRAP})",
+        help=f"bootstrap resamples over {over} ({default}; at most {MAX_BOOTSTRAP})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="bootstrap seed (0)")
     add_format_argument(parser)
