@@ -52,3 +52,31 @@ class ReportPageTests:
         assert "35% of the resamples" in page.locator("#report-body").inner_text()
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/report-progress.png")
+
+
+class ReportLevelTests:
+    """The confidence control shows the level the report used, and Compute keeps it (issue 41, point 2)."""
+
+    def test_the_control_shows_the_level_in_use_and_compute_keeps_it(self, page, live_server, sign_in, copa_report):
+        page.set_default_timeout(60_000)
+        sign_in(page, "res")
+        page.goto(f"{live_server.url}/p/{copa_report.slug}/report/?bootstrap=50")
+        meta = page.locator("#provenance-heading + dl")
+        meta.wait_for()
+        assert "0.95 confidence" in meta.inner_text()
+        level = page.get_by_label("Confidence level")
+        assert level.input_value() == "0.95"
+        # Changing another parameter and pressing Compute recomputes at the level shown, not the first choice.
+        page.get_by_label("Seed").fill("3")
+        page.get_by_role("button", name="Compute").click()
+        page.wait_for_url("**seed=3**")
+        page.get_by_text("seed 3,").wait_for()
+        assert "0.95 confidence" in page.locator("#provenance-heading + dl").inner_text()
+        assert level.input_value() == "0.95"
+        level.select_option("0.99")
+        page.get_by_role("button", name="Compute").click()
+        page.get_by_text("0.99 confidence").wait_for()
+        page.reload()
+        assert page.get_by_label("Confidence level").input_value() == "0.99"
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/report-level.png")
