@@ -57,8 +57,8 @@ class ProjectOutput(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["slug", "title", "kind", "guidelines", "overlap", "suggestion_exposure", "suggestion_probability",
-                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "created_at",
-                  "archived_at"]  # fmt: skip
+                  "seed", "qualification_rate", "adjudication_rules", "revealed_fields", "adjudicators_see_hidden",
+                  "created_at", "archived_at"]  # fmt: skip
 
 
 class ProjectListApi(APIView):
@@ -127,6 +127,10 @@ class ProjectDetailApi(APIView):
             child=serializers.CharField(max_length=100), max_length=50, required=False,
             help_text="Fields the task kind hides from raters to show them on purpose (docs/formats.md); [] hides all.",
         )  # fmt: skip
+        adjudicators_see_hidden = serializers.BooleanField(
+            required=False,
+            help_text="Show experts the kind's hidden fields when they adjudicate (logged); false: blind.",
+        )
         archived = serializers.BooleanField(required=False)
 
     @extend_schema(responses=ProjectOutput)

@@ -61,7 +61,13 @@ class Project(models.Model):
         blank=True,
         help_text="Researchers-only fields of the task kind shown to raters on purpose; empty keeps raters blind.",
     )
-    #: Every change of ``revealed_fields`` as {"at": ISO time, "fields": [...]}: reports say when raters saw what.
+    #: Whether experts making gold (the adjudication page) see the kind's hidden fields; blind by default.
+    adjudicators_see_hidden = models.BooleanField(
+        default=False,
+        help_text="Show experts the task kind's researchers-only fields when they adjudicate; off keeps gold blind.",
+    )
+    #: Every change of ``revealed_fields`` or ``adjudicators_see_hidden`` as {"at": ISO time, "fields":
+    #: [...], "adjudicators_see_hidden": bool} (the state from then on): reports say when who saw what.
     reveal_log = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

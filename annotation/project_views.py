@@ -159,6 +159,13 @@ class ProjectForm(forms.Form):
             help_text="Fields this task kind keeps from raters (researchers only). Leave all unticked to keep "
             "raters blind; the agreement report says when raters saw one.",
         )
+        if kind.hidden_fields:
+            self.fields["adjudicators_see_hidden"] = forms.BooleanField(
+                required=False,
+                label="Show experts these fields when they adjudicate",
+                help_text="Off (the default) keeps gold blind to the condition under study. A change is logged, "
+                "and gold exports say for each decision whether the expert saw them.",
+            )
         rules = project.adjudication_rules
         self.initial = {
             "title": project.title,
@@ -170,6 +177,7 @@ class ProjectForm(forms.Form):
             "seed": project.seed,
             "qualification_rate": project.qualification_rate,
             "revealed_fields": project.revealed_fields,
+            "adjudicators_see_hidden": project.adjudicators_see_hidden,
             "adjudication": "default" if rules is None else "custom",
             **{
                 f"adj_{name}": value
@@ -217,6 +225,11 @@ class ProjectForm(forms.Form):
             "qualification_rate": data["qualification_rate"],
             "adjudication_rules": rules,
             **({"revealed_fields": data["revealed_fields"]} if "revealed_fields" in self.fields else {}),
+            **(
+                {"adjudicators_see_hidden": data["adjudicators_see_hidden"]}
+                if "adjudicators_see_hidden" in self.fields
+                else {}
+            ),
         }
 
     def add_service_errors(self, exc: ValidationError) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import orjson
 from django.core.cache import cache
@@ -56,6 +56,8 @@ class Decision:
     expert: str
     decided_at: datetime
     note: str = ""
+    #: Whether the expert's page showed the kind's hidden fields (blind by default).
+    saw_hidden_fields: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Gold:
             "adjudicator": self.decision.expert if self.decision else None,
             "adjudicated_at": self.decision.decided_at.isoformat() if self.decision else None,
             "adjudication_note": self.decision.note if self.decision else None,
+            # Blind gold is the default; a project may show its experts the hidden fields (logged).
+            "adjudicator_saw_hidden_fields": self.decision.saw_hidden_fields if self.decision else None,
         }
 
 
@@ -128,10 +132,10 @@ def project_rules(project: Project) -> AdjudicationRules:
 def _decisions(item_ids: list[int]) -> dict[int, Decision]:
     found: dict[int, Decision] = {}
     rows = Adjudication.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "id")
-    for item_id, value, expert, at, note in rows.values_list(
-        "item_id", "value", "expert__username", "created_at", "note"
+    for item_id, value, expert, at, note, saw in rows.values_list(
+        "item_id", "value", "expert__username", "created_at", "note", "saw_hidden_fields"
     ):
-        found[item_id] = Decision(value=value, expert=expert, decided_at=at, note=note)
+        found[item_id] = Decision(value=value, expert=expert, decided_at=at, note=note, saw_hidden_fields=saw)
     return found
 
 
@@ -356,6 +360,16 @@ def item_judge_answer(*, project: Project, item: Item) -> JudgeAnswer | None:
         .first()
     )
     return JudgeAnswer(judge=run.judge, value=found) if found is not None else None
+
+
+def adjudication_payload(*, project: Project, item: Item) -> tuple[dict, list[tuple[str, str, Any]]]:
+    """What the adjudication page shows of ``item``: the payload as its raters see it and no hidden
+    field (blind gold, the default), or the whole payload and the kind's hidden fields when the
+    project shows them to its experts (``Project.adjudicators_see_hidden``)."""
+    kind = project.task_kind
+    if project.adjudicators_see_hidden:
+        return item.payload, kind.hidden_values(item.payload)
+    return kind.rater_payload(item.payload, revealed=project.revealed_fields), []
 
 
 def gold_records(*, project: Project, shape: str = "concord") -> Iterator[dict]:
