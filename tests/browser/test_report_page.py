@@ -8,9 +8,9 @@ import time
 import pytest
 from django.core.cache import cache
 
-from annotation.models import Role
+from annotation.models import Item, Role
 from annotation.services import membership_add
-from tests.validation.conftest import add_items, annotate, copa_value
+from tests.validation.conftest import add_items, annotate, copa_value, judge_run, suggest  # noqa: F401 (a fixture)
 from validation.report_jobs import RUNNING, JobState, job_key
 from validation.reports import ReportParameters
 
@@ -80,3 +80,20 @@ class ReportLevelTests:
         assert page.get_by_label("Confidence level").input_value() == "0.99"
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/report-level.png")
+
+
+class ReportCaptionTests:
+    """Table 7's caption counts the responses people rated, not those only the model scored (point 6)."""
+
+    def test_the_caption_counts_people_s_coverage(self, page, live_server, sign_in, copa_report, judge_run):  # noqa: F811
+        add_items(copa_report, [f"model-only{i}" for i in range(5)])
+        run = judge_run(copa_report)
+        for item in Item.objects.filter(project=copa_report):
+            suggest(run, item, copa_value(1))
+        page.set_default_timeout(60_000)
+        sign_in(page, "res")
+        page.goto(f"{live_server.url}/p/{copa_report.slug}/report/?bootstrap=20&judge={run.pk}")
+        caption = page.locator("#caption-copa_table7").inner_text()
+        assert "12 responses rated by at least one annotator" in caption, caption
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/report-caption.png")

@@ -133,7 +133,13 @@ class ReportContext:
 
     @cached_property
     def n_items(self) -> int:
-        return int(len(np.unique(self.ratings.unit_items)))
+        """Items at least one person rated (what captions count): a judge's scores alone do not make
+        an item rated, or a run over the whole project would count items no one has seen."""
+        people = [i for i in map(self.ratings.rater_index, self.human_raters) if i is not None]
+        rated = np.zeros(self.ratings.n_units, dtype=bool)
+        for ratings in self.ratings.dimensions.values():
+            rated[ratings.unit[np.isin(ratings.rater, people)]] = True
+        return int(len(np.unique(self.ratings.unit_items[rated])))
 
     @property
     def interval_label(self) -> str:
