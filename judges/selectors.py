@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet, Subquery, TextField
+from django.db.models import Exists, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -38,6 +38,18 @@ def ok_suggestions(*, run_id: int) -> QuerySet[Suggestion]:
     answer (an item judged under two prompt hashes, its payload having changed, counts once)."""
     run = JudgeRun.objects.get(pk=run_id)
     return _run_suggestions(run).filter(status=Suggestion.Status.OK).order_by("item_id", "-updated_at", "-id")
+
+
+def suggestion_existed(*, run_id: int) -> Exists:
+    """For an annotation queryset: whether the run's judge had an OK suggestion for the annotation's
+    item when the annotation was made, so that it could have been shown (or was hidden on purpose).
+    A rating made before that has no bearing on anchoring on this run."""
+    run = JudgeRun.objects.get(pk=run_id)
+    return Exists(
+        _run_suggestions(run).filter(
+            status=Suggestion.Status.OK, item_id=OuterRef("item_id"), created_at__lte=OuterRef("created_at")
+        )
+    )
 
 
 def suggestion_values(*, run_id: int, as_text: bool = False) -> Iterator[tuple[int, Any]]:

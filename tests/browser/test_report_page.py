@@ -97,3 +97,43 @@ class ReportCaptionTests:
         assert "12 responses rated by at least one annotator" in caption, caption
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/report-caption.png")
+
+
+class AnchoringTableTests:
+    """Anchoring groups count only ratings made while a suggestion could have been shown, and say
+    whether they were randomised (point 7)."""
+
+    def test_ratings_before_the_run_are_left_out_and_the_design_is_named(
+        self,
+        page,
+        live_server,
+        sign_in,
+        make_project,
+        make_user,
+        judge_run,  # noqa: F811
+    ):
+        project = make_project("copa_likert", title="CoPA anchoring", suggestion_exposure="randomised")
+        membership_add(project=project, user=make_user("res"), role=Role.RESEARCHER)
+        items = list(add_items(project, [f"r{i}" for i in range(10)]).values())
+        for item in items[:6]:  # before any run: "not visible" was recorded, but nothing could be shown
+            annotate(project, item, "x1", copa_value(1), visible=False)
+            annotate(project, item, "x2", copa_value(2), visible=False)
+        run = judge_run(project)
+        for i, item in enumerate(items):
+            suggest(run, item, copa_value(i % 3))
+        for i, item in enumerate(items[6:]):
+            annotate(project, item, "x1", copa_value(1), visible=i % 2 == 0)
+            annotate(project, item, "x2", copa_value(i % 3), visible=i % 2 == 1)
+        page.set_default_timeout(60_000)
+        sign_in(page, "res")
+        page.goto(f"{live_server.url}/p/{project.slug}/report/?bootstrap=20&judge={run.pk}")
+        section = page.locator("section", has=page.locator("#table-anchoring"))
+        section.wait_for()
+        row = section.locator("tbody tr", has=page.get_by_role("rowheader", name="Cognitive Trust"))
+        numbers = row.locator("td").all_inner_texts()
+        assert (numbers[0], numbers[2]) == ("4", "4"), numbers  # 8 later pairs; the 12 earlier ones left out
+        assert "The groups were randomised" in section.locator("#caption-anchoring").inner_text()
+        section.get_by_text("Notes (1)").click()
+        assert "Only ratings made once the run's suggestion" in section.inner_text()
+        if SHOTS:
+            section.screenshot(path=f"{SHOTS}/report-anchoring.png")

@@ -69,6 +69,21 @@ __all__ = [
 NO_JUDGE = "no judge run chosen"
 NO_JUDGE_COLUMNS = "Columns comparing people with an LLM appear when a judge run is chosen."
 NO_EXPOSURE_RECORDED = "no rating records whether the suggestion was visible"
+#: Which ratings the anchoring comparison takes: a rating made before the run's suggestion for its
+#: item existed was not "hidden", it could not have been shown.
+ANCHORING_WHICH_RATINGS = (
+    "Only ratings made once the run's suggestion for their item existed enter (it could have been shown "
+    "then); earlier ratings, made before any suggestion, are left out of both groups."
+)
+#: Whether the groups were randomised, by the project's suggestion exposure (annotation.SuggestionExposure).
+ANCHORING_RANDOMISED = (
+    "The groups were randomised: each (item, annotator) saw the suggestion with probability {p:g}, so the "
+    "difference estimates the suggestion's effect."
+)
+ANCHORING_NOT_RANDOMISED = (
+    "The groups were not randomised (the project {setting}); shown and hidden ratings may differ in time, "
+    "items and people, so the difference is not an estimate of the suggestion's effect."
+)
 
 
 @dataclass
@@ -87,6 +102,8 @@ class ReportContext:
     inputs: Mapping[str, Any] = field(default_factory=dict)
     #: When raters saw a field their kind hides from them (the project revealed it): one line each.
     blinding_notes: tuple[str, ...] = ()
+    #: Whether the anchoring groups were randomised, in words (from the project's suggestion exposure).
+    exposure_design: str = ""
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -404,8 +421,9 @@ def anchoring_table(ctx: ReportContext) -> Table | None:
             f"Agreement of each person's rating with the {ctx.judge.noun} ({ctx.judge.label}) when its suggestion "
             f"was shown vs hidden, and the difference (shown − hidden; positive means people moved toward it). "
             f"κ pools every person's (rating, {ctx.judge.noun}) pairs; {weights} weights at ordered levels. "
-            f"{ctx.interval_label.capitalize()}, shown, hidden and difference from the same resamples."
-        ),
+            f"{ctx.interval_label.capitalize()}, shown, hidden and difference from the same resamples. "
+            f"{ctx.exposure_design}"
+        ).strip(),
         columns=(
             "Dimension",
             "Pairs shown",
@@ -429,8 +447,5 @@ def anchoring_table(ctx: ReportContext) -> Table | None:
             r"$\Delta$ \% agr.",
         ),
         rows=tuple(rows),
-        notes=(
-            "Only ratings that record whether the suggestion was visible enter; with randomised exposure "
-            "the difference estimates the suggestion's effect.",
-        ),
+        notes=(ANCHORING_WHICH_RATINGS,),
     )
