@@ -249,6 +249,9 @@ class Item(models.Model):
     is_open = models.BooleanField(default=True)
     #: Left out of the project's validation sample (annotation.sampling): model-only, never reopened.
     held_out = models.BooleanField(default=False, db_default=False)
+    #: When an import last replaced the payload (None: as first imported). A judge's suggestion stored
+    #: before it scored an earlier version of the item (judges.selectors).
+    payload_updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
