@@ -38,6 +38,12 @@ SLUG_TAKEN = "a project with this slug already exists; choose another"
 EXAMPLE_TEXT_CHARS = 160
 # What adjudication does when the project keeps its kind's rules (the rules' own defaults, then the kind's).
 RULE_DEFAULTS = {"unanimous": True, "ordinal_distance": None, "llm_majority": False}
+#: Said on Settings beside k when k = 2 and an answer has several dimensions: gold by majority is the
+#: whole answer, so two people must agree on every dimension (a CoPA study sent 25 of 30 items on).
+TWO_RATERS_ALL_DIMENSIONS = (
+    "With 2 annotators, gold by majority needs both to give the same answer on all {n} dimensions; an item "
+    "where they differ on any one waits for an expert. A third annotator (k = 3) lets a majority settle most."
+)
 
 
 # -- the task-kind cards --------------------------------------------------------------------------
@@ -51,6 +57,8 @@ class KindCard:
     #: (field, value shortened) of the kind's example item.
     example: tuple[tuple[str, str], ...]
     default_rules: str
+    #: The kind's rules with every rule named, as JSON: "My own rules" starts from them (project_form.js).
+    rules_json: str = "{}"
 
 
 def describe_rules(rules: dict) -> str:
@@ -79,6 +87,7 @@ def kind_cards() -> list[KindCard]:
             description=kind.description,
             example=tuple((field, _shorten(value)) for field, value in kind.example_payload().items()),
             default_rules=describe_rules(kind.default_adjudication_rules),
+            rules_json=json.dumps({**RULE_DEFAULTS, **kind.default_adjudication_rules}),
         )
         for kind in all_kinds()
     ]
@@ -197,6 +206,9 @@ class ProjectForm(forms.Form):
             self.fields["overlap"].widget.attrs["min"] = locks.min_overlap
             if locks.min_overlap > 1:
                 self.fields["overlap"].help_text += f" At least {locks.min_overlap}: an item already has that many."
+        dimensions = kind.rating_dimensions
+        if project.overlap == 2 and len(dimensions) > 1:
+            self.fields["overlap"].help_text += " " + TWO_RATERS_ALL_DIMENSIONS.format(n=len(dimensions))
 
     def clean_slug(self) -> str:
         slug = self.cleaned_data["slug"]

@@ -78,6 +78,19 @@ class RulesTests:
         )
         assert agrees == []
 
+    def test_one_rating_is_no_majority_to_hold_against_the_llm(self):
+        rules = AdjudicationRules(unanimous=False, llm_majority=True)
+        payload = RATIONALE.example_payload()
+        judge = {"verdict": 0, "failure_categories": ["theoretical_error"]}
+        one = item_disagreements(
+            kind=RATIONALE, payload=payload, values={"a": {"verdict": 1}}, rules=rules, judge_value=judge
+        )
+        assert one == []
+        two = {"a": {"verdict": 1}, "b": {"verdict": 1}}
+        assert item_disagreements(kind=RATIONALE, payload=payload, values=two, rules=rules, judge_value=judge) == [
+            LLM_DIFFERS
+        ]
+
 
 class GoldTests:
     def test_majority_with_agreement_share(self):
