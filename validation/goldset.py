@@ -118,7 +118,8 @@ def item_gold(
     if value is None:
         return Gold(None, None, raters, missing_reason=NO_MAJORITY if raters else NO_RATERS)
     key = kind.decision_key(value)
-    agreement = sum(k == key for k in keys) / len(keys) if keys else None
+    # The share of raters agreeing with the gold says nothing with one rater: null, not 0 or 1.
+    agreement = sum(k == key for k in keys) / len(keys) if len(keys) >= 2 else None
     return Gold(value, source, raters, agreement, decision)
 
 

@@ -97,6 +97,11 @@ class GoldTests:
         gold = item_gold(kind=COPA, values={"a": copa(), "b": copa(), "c": copa(MS=2)})
         assert (gold.value, gold.source, gold.agreement) == (copa(), MAJORITY, pytest.approx(2 / 3))
 
+    def test_one_rater_has_no_agreement_share(self):
+        decided = Decision(value=copa(MS=2), expert="e", decided_at=datetime(2026, 1, 1, tzinfo=UTC))
+        gold = item_gold(kind=COPA, values={"a": copa()}, decision=decided)
+        assert gold.ready and gold.agreement is None and gold.provenance()["agreement"] is None
+
     def test_tie_has_no_gold_and_says_why(self):
         gold = item_gold(kind=COPA, values={"a": copa(), "b": copa(MS=2)})
         assert not gold.ready and gold.missing_reason == NO_MAJORITY
