@@ -6,27 +6,15 @@ why, and keeps what they typed; nothing is stored."""
 import os
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth import get_user_model
 
 from annotation.member_services import member_pause, member_remove
-from annotation.models import Annotation, Project, Role
+from annotation.models import Annotation, Role
 from annotation.services import membership_add
-from tests.browser.test_keyboard import finished, open_workspace
-from tests.browser.test_workspace_ux import copa_project  # noqa: F401 (a fixture)
+from tests.browser.test_workspace_ux import copa_project, open_edit_from_history  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("CONCORD_SCREENSHOTS")
-
-
-def open_edit_from_history(page, live_server, project: Project) -> None:
-    open_workspace(page, live_server, project)
-    for key in "111111":
-        page.keyboard.press(key)
-    page.keyboard.press("Enter")
-    finished(page)
-    page.goto(f"{live_server.url}/p/{project.slug}/history/")
-    page.click("text=Edit")
-    page.wait_for_function("document.activeElement && document.activeElement.closest('#annotation-form')")
 
 
 @pytest.mark.parametrize(
@@ -43,7 +31,7 @@ def test_a_refused_edit_says_not_saved_and_why(page, live_server, sign_in, copa_
     membership_add(project=project, user=researcher, role=Role.RESEARCHER)
     sign_in(page, "ann1")
     open_edit_from_history(page, live_server, project)
-    refuse(project=project, actor=researcher, user=User.objects.get(username="ann1"))
+    refuse(project=project, actor=researcher, user=get_user_model().objects.get(username="ann1"))
     page.keyboard.press("0")
     page.keyboard.press("Control+Enter")
     box = page.locator("#request-refused [data-refusal]")
