@@ -104,7 +104,7 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
         "machine_columns": [judge_column] if judge_column else [],
         "form": kind.form_context(payload=payload, value=shown, peers=[]),
         "hidden": hidden,
-        "blind_fields": [] if hidden else list(kind.hidden_fields),
+        "blind_fields": [] if project.adjudicators_see_hidden else list(kind.hidden_fields),
     }
     return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
 

@@ -15,7 +15,7 @@ SHOTS = os.environ.get("CONCORD_SCREENSHOTS")
 
 
 def test_a_stale_suggestion_is_marked_on_the_item_page(page, live_server, sign_in, make_user, scored_then_updated):  # noqa: F811
-    project, _, items = scored_then_updated
+    project, run, items = scored_then_updated
     membership_add(project=project, user=make_user("res"), role=Role.RESEARCHER)
     sign_in(page, "res")
     page.goto(f"{live_server.url}/p/{project.slug}/items/{items[0].pk}/")
@@ -26,6 +26,9 @@ def test_a_stale_suggestion_is_marked_on_the_item_page(page, live_server, sign_i
     assert "left out of estimates and agreement" in note.inner_text()
     if SHOTS:
         panel.screenshot(path=f"{SHOTS}/item-stale-suggestion.png")
+    # The run's page counts them.
+    page.goto(f"{live_server.url}/p/{project.slug}/judges/runs/{run.pk}/")
+    assert page.locator("#earlier-versions").inner_text().startswith("1 answer of this run scored an earlier version")
     # An item the import did not change keeps its score unmarked.
     page.goto(f"{live_server.url}/p/{project.slug}/items/{items[1].pk}/")
     page.locator("#suggestions-heading").wait_for()
