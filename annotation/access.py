@@ -76,10 +76,12 @@ def project_assignment_access(
         raise Http404("No such project.")
     if user.is_superuser:
         return project, roles, assignment
-    if allowed is not None and not roles & allowed:
-        raise PermissionDenied(denied or NEEDS_ROLES.format(roles=role_names(allowed)))
+    # Someone with no role here (never added, or removed since the page was opened) is told so, not
+    # which roles the action needs.
     if not roles:
         raise PermissionDenied(NOT_A_MEMBER)
+    if allowed is not None and not roles & allowed:
+        raise PermissionDenied(denied or NEEDS_ROLES.format(roles=role_names(allowed)))
     return project, roles, assignment
 
 

@@ -72,7 +72,7 @@ DESIGN_HELP = (
 #: The fields of the project's study design, shown to its researchers and experts only (DESIGN_ROLES). A designed
 #: kind's ``design`` (its questions and scales) is not among them: an annotator answering by the API needs it.
 DESIGN_FIELDS = ("overlap", "suggestion_exposure", "suggestion_probability", "seed", "qualification_rate",
-                 "adjudication_rules", "revealed_fields")  # fmt: skip
+                 "adjudication_rules", "revealed_fields", "adjudicators_see_hidden")  # fmt: skip
 
 
 class ProjectOutput(serializers.ModelSerializer):
@@ -165,6 +165,10 @@ class ProjectDetailApi(APIView):
             child=serializers.CharField(max_length=100), max_length=50, required=False,
             help_text="Fields the task kind hides from raters to show them on purpose (docs/formats.md); [] hides all.",
         )  # fmt: skip
+        adjudicators_see_hidden = serializers.BooleanField(
+            required=False,
+            help_text="Show experts the kind's hidden fields when they adjudicate (logged); false: blind.",
+        )
         archived = serializers.BooleanField(required=False)
 
     @extend_schema(responses=ProjectOutput)

@@ -89,7 +89,10 @@ def item_page_view(request: HttpRequest, slug: str, item_id: int) -> HttpRespons
         # The forms show the item as its raters see it; the fields kept from them are listed apart.
         "payload": kind.rater_payload(item.payload, revealed=project.revealed_fields),
         "blank_form": kind.form_context(payload=item.payload, value=None, peers=[]),
-        "hidden": kind.hidden_values(item.payload),
+        # An expert who is not a researcher makes gold blind to them too, unless the project shows them.
+        "hidden": kind.hidden_values(item.payload)
+        if Role.RESEARCHER in roles or request.user.is_superuser or project.adjudicators_see_hidden
+        else [],
         "detail": detail,
         # Each rater's latest answer as the kind reads it, side by side (not a copy of the form per rater).
         "grid": value_grid(kind=kind, payload=item.payload, columns=[(a.rater, a.value) for a in detail.answers]),

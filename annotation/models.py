@@ -65,7 +65,13 @@ class Project(models.Model):
     #: The project's own questions, for a kind that takes a design (docs/formats.md, "Designs"): frozen
     #: once the first answer exists (a changed design is a new project). Null for the other kinds.
     design = models.JSONField(null=True, blank=True, help_text="The questions of a designed kind, as JSON.")
-    #: Every change of ``revealed_fields`` as {"at": ISO time, "fields": [...]}: reports say when raters saw what.
+    #: Whether experts making gold (the adjudication page) see the kind's hidden fields; blind by default.
+    adjudicators_see_hidden = models.BooleanField(
+        default=False,
+        help_text="Show experts the task kind's researchers-only fields when they adjudicate; off keeps gold blind.",
+    )
+    #: Every change of ``revealed_fields`` or ``adjudicators_see_hidden`` as {"at": ISO time, "fields":
+    #: [...], "adjudicators_see_hidden": bool} (the state from then on): reports say when who saw what.
     reveal_log = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -256,6 +262,9 @@ class Item(models.Model):
     is_open = models.BooleanField(default=True)
     #: Left out of the project's validation sample (annotation.sampling): model-only, never reopened.
     held_out = models.BooleanField(default=False, db_default=False)
+    #: When an import last replaced the payload (None: as first imported). A judge's suggestion stored
+    #: before it scored an earlier version of the item (judges.selectors).
+    payload_updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

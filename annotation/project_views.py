@@ -40,6 +40,12 @@ SLUG_TAKEN = "a project with this slug already exists; choose another"
 EXAMPLE_TEXT_CHARS = 160
 # What adjudication does when the project keeps its kind's rules (the rules' own defaults, then the kind's).
 RULE_DEFAULTS = {"unanimous": True, "ordinal_distance": None, "llm_majority": False, "posterior_below": None}
+#: Said on Settings beside k when k = 2 and an answer has several dimensions: gold by majority is the
+#: whole answer, so two people must agree on every dimension (a CoPA study sent 25 of 30 items on).
+TWO_RATERS_ALL_DIMENSIONS = (
+    "With 2 annotators, gold by majority needs both to give the same answer on all {n} dimensions; an item "
+    "where they differ on any one waits for an expert. A third annotator (k = 3) lets a majority settle most."
+)
 
 
 # -- the task-kind cards --------------------------------------------------------------------------
@@ -53,6 +59,8 @@ class KindCard:
     #: (field, value shortened) of the kind's example item.
     example: tuple[tuple[str, str], ...]
     default_rules: str
+    #: The kind's rules with every rule named, as JSON: "My own rules" starts from them (project_form.js).
+    rules_json: str = "{}"
 
 
 def describe_rules(rules: dict) -> str:
@@ -84,6 +92,7 @@ def kind_cards() -> list[KindCard]:
             description=kind.description,
             example=tuple((field, _shorten(value)) for field, value in kind.example_payload().items()),
             default_rules=describe_rules(kind.default_adjudication_rules),
+            rules_json=json.dumps({**RULE_DEFAULTS, **kind.default_adjudication_rules}),
         )
         for kind in all_kinds()
     ]
@@ -176,6 +185,13 @@ class ProjectForm(forms.Form):
             help_text="Fields this task kind keeps from raters (researchers only). Leave all unticked to keep "
             "raters blind; the agreement report says when raters saw one.",
         )
+        if kind.hidden_fields:
+            self.fields["adjudicators_see_hidden"] = forms.BooleanField(
+                required=False,
+                label="Show experts these fields when they adjudicate",
+                help_text="Off (the default) keeps gold blind to the condition under study. A change is logged, "
+                "and gold exports say for each decision whether the expert saw them.",
+            )
         rules = project.adjudication_rules
         self.initial = {
             "title": project.title,
@@ -188,6 +204,7 @@ class ProjectForm(forms.Form):
             "qualification_rate": project.qualification_rate,
             "revealed_fields": project.revealed_fields,
             "design": project.design,
+            "adjudicators_see_hidden": project.adjudicators_see_hidden,
             "adjudication": "default" if rules is None else "custom",
             **{
                 f"adj_{name}": value
@@ -207,6 +224,9 @@ class ProjectForm(forms.Form):
             self.fields["overlap"].widget.attrs["min"] = locks.min_overlap
             if locks.min_overlap > 1:
                 self.fields["overlap"].help_text += f" At least {locks.min_overlap}: an item already has that many."
+        dimensions = kind.rating_dimensions
+        if project.overlap == 2 and len(dimensions) > 1:
+            self.fields["overlap"].help_text += " " + TWO_RATERS_ALL_DIMENSIONS.format(n=len(dimensions))
 
     def clean_slug(self) -> str:
         slug = self.cleaned_data["slug"]
@@ -238,6 +258,11 @@ class ProjectForm(forms.Form):
             "adjudication_rules": rules,
             "design": data.get("design"),
             **({"revealed_fields": data["revealed_fields"]} if "revealed_fields" in self.fields else {}),
+            **(
+                {"adjudicators_see_hidden": data["adjudicators_see_hidden"]}
+                if "adjudicators_see_hidden" in self.fields
+                else {}
+            ),
         }
 
     def add_service_errors(self, exc: ValidationError) -> None:

@@ -68,6 +68,7 @@ PROJECT_SETTINGS = (
     "adjudication_rules",
     "revealed_fields",
     "design",
+    "adjudicators_see_hidden",
 )
 
 
@@ -204,9 +205,14 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     for name in changed:
         setattr(project, name, changes[name])
     project.full_clean()
-    if "revealed_fields" in changed:
-        # Kept with the time, so a report can say which answers were given with a hidden field shown.
-        change = {"at": timezone.now().isoformat(), "fields": project.revealed_fields}
+    if {"revealed_fields", "adjudicators_see_hidden"} & set(changed):
+        # Each entry is the whole state from its time on, so a report can say which answers were given
+        # with a hidden field shown (and which decisions were made seeing them).
+        change = {
+            "at": timezone.now().isoformat(),
+            "fields": project.revealed_fields,
+            "adjudicators_see_hidden": project.adjudicators_see_hidden,
+        }
         project.reveal_log = [*project.reveal_log, change]
         changed.append("reveal_log")
     if changed:

@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
 
+from annotation.access import NOT_A_MEMBER
 from annotation.errors import ConcordError, ValidationFailed, error_body, error_body_of
 
 CSRF_FAILED = "CSRF Failed: {reason}"
@@ -63,6 +64,15 @@ ERROR_HEADINGS = {
 }
 DEFAULT_ERROR_HEADING = "This was not done"
 
+#: What an htmx write refused with a status htmx does not swap in place says first (base.html's
+#: htmx-config shows it in the page's refusal box, leaving the form as it was typed).
+NOT_SAVED = "Not saved"
+#: A write from a page opened while still on the project: the person was removed in the meantime.
+NO_LONGER_A_MEMBER = "you are no longer on this project: a researcher removed you from it"
+#: Statuses htmx swaps into the element that asked (the form comes back with its errors); the
+#: others are retargeted to the page's refusal box (base.html).
+SWAPPED_IN_PLACE = frozenset({400, 409, 422})
+
 
 def is_api_request(request: HttpRequest) -> bool:
     """Whether the request is for the REST API, which answers in JSON whatever refuses it."""
@@ -77,10 +87,32 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     return render(request, "403_csrf.html", {"reason": reason}, status=403)
 
 
+def is_htmx_request(request: HttpRequest) -> bool:
+    """Whether htmx sent the request: it swaps a partial, never a whole page, into the page."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def htmx_refusal(request: HttpRequest, *, status: int, detail: str, code: str) -> HttpResponse:
+    """A refused htmx request in words, for the page's refusal box: "Not saved" first for a write.
+
+    The page stays where it is (no URL pushed), so what the person typed is still in its form."""
+    heading = NOT_SAVED if request.method != "GET" else ERROR_HEADINGS.get(status, DEFAULT_ERROR_HEADING)
+    response = render(
+        request, "error.html#refusal", {"heading": heading, "detail": detail, "code": code}, status=status
+    )
+    response["HX-Push-Url"] = "false"
+    return response
+
+
 @requires_csrf_token
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
         return JsonResponse(error_body(code="permission_denied", detail=str(exception) or API_FORBIDDEN), status=403)
+    if is_htmx_request(request):
+        detail = str(exception) or API_FORBIDDEN
+        if request.method != "GET" and detail == NOT_A_MEMBER:
+            detail = NO_LONGER_A_MEMBER
+        return htmx_refusal(request, status=403, detail=detail, code="permission_denied")
     return defaults.permission_denied(request, exception)
 
 
@@ -88,6 +120,8 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
         return JsonResponse(error_body(code="not_found", detail=API_NOT_FOUND), status=404)
+    if is_htmx_request(request):
+        return htmx_refusal(request, status=404, detail="this is no longer here: reload the page", code="not_found")
     return defaults.page_not_found(request, exception)
 
 
@@ -95,12 +129,16 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api_request(request):
         return JsonResponse(error_body(code="bad_request", detail=API_BAD_REQUEST), status=400)
+    if is_htmx_request(request):
+        return htmx_refusal(request, status=400, detail=API_BAD_REQUEST, code="bad_request")
     return defaults.bad_request(request, exception)
 
 
 def domain_error_page(request: HttpRequest, error: ConcordError) -> HttpResponse:
     """A domain error as the 4xx it declares: the item panel's partial for htmx, a whole page otherwise."""
     messages = [str(e) for e in error.errors] if isinstance(error, ValidationFailed) else []
+    if is_htmx_request(request) and error.http_status not in SWAPPED_IN_PLACE:
+        return htmx_refusal(request, status=error.http_status, detail=error.message, code=error.code)
     context = {
         "code": error.code,
         "heading": ERROR_HEADINGS.get(error.http_status, DEFAULT_ERROR_HEADING),

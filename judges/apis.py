@@ -180,6 +180,9 @@ class JudgeRunImportApi(APIView):
             max_length=4000, required=False, default="", allow_blank=True, help_text="A JSON object."
         )
         producer_run_id = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        allow_same_outputs = serializers.BooleanField(
+            required=False, default=False, help_text="Import even when another run of the project has the same outputs."
+        )
 
     @extend_schema(
         request={

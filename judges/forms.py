@@ -89,3 +89,8 @@ class RunImportForm(forms.Form):
         label="Sampling parameters",
         help_text='JSON, e.g. {"temperature": 0.7, "seed": 7}.',
     )
+    allow_same_outputs = forms.BooleanField(
+        required=False,
+        label="Import even if another run has the same outputs",
+        help_text="A file exported from this project and imported again is refused, naming the run it repeats.",
+    )

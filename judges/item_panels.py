@@ -10,6 +10,7 @@ from annotation.kinds.base import ValueLine
 from annotation.models import Item, Project
 from annotation.value_grid import value_lines
 from judges.models import Suggestion
+from judges.selectors import is_scored_on_earlier_version
 
 #: Raw model output shown on the page, at most (the rest stays in the database and the API).
 RAW_OUTPUT_CHARS = 20_000
@@ -23,6 +24,8 @@ class ShownSuggestion:
     problems: list[str]
     raw_output: str
     raw_truncated: bool
+    #: Stored before an import replaced the item's payload: left out of estimates and agreement.
+    earlier_version: bool = False
 
 
 def suggestions_panel(*, project: Project, item: Item, user: Any, roles: set[str]) -> dict:
@@ -47,6 +50,7 @@ def suggestions_panel(*, project: Project, item: Item, user: Any, roles: set[str
                 problems=problems,
                 raw_output=raw[:RAW_OUTPUT_CHARS],
                 raw_truncated=len(raw) > RAW_OUTPUT_CHARS,
+                earlier_version=is_scored_on_earlier_version(suggestion, item),
             )
         )
     return {"suggestions": shown, "kind": kind}

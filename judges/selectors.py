@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet, Subquery, TextField
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -33,11 +33,44 @@ def _run_suggestions(run: JudgeRun) -> QuerySet[Suggestion]:
     return Suggestion.objects.filter(judge_id=run.judge_id, item__project_id=run.project_id)
 
 
+#: A suggestion stored before an import replaced its item's payload: it scored an earlier version of
+#: the item, so estimates, agreement and annotators leave it out until the run is repeated.
+SCORED_EARLIER_VERSION = Q(item__payload_updated_at__gt=F("updated_at"))
+
+
+def is_scored_on_earlier_version(suggestion: Suggestion, item: Item) -> bool:
+    """``SCORED_EARLIER_VERSION`` for one suggestion already read (the item page marks it)."""
+    return item.payload_updated_at is not None and suggestion.updated_at < item.payload_updated_at
+
+
 def ok_suggestions(*, run_id: int) -> QuerySet[Suggestion]:
     """The run's OK suggestions by item, each item's newest first: the first row of an item is its
-    answer (an item judged under two prompt hashes, its payload having changed, counts once)."""
+    answer (an item judged under two prompt hashes, its payload having changed, counts once). A
+    suggestion scored on an earlier version of its item is not among them until the run is repeated."""
     run = JudgeRun.objects.get(pk=run_id)
-    return _run_suggestions(run).filter(status=Suggestion.Status.OK).order_by("item_id", "-updated_at", "-id")
+    return (
+        _run_suggestions(run)
+        .filter(status=Suggestion.Status.OK)
+        .exclude(SCORED_EARLIER_VERSION)
+        .order_by("item_id", "-updated_at", "-id")
+    )
+
+
+def scored_on_earlier_version_count(*, run: JudgeRun) -> int:
+    """How many of the run's OK suggestions scored an earlier version of their item (left out)."""
+    return _run_suggestions(run).filter(SCORED_EARLIER_VERSION, status=Suggestion.Status.OK).count()
+
+
+def suggestion_existed(*, run_id: int) -> Exists:
+    """For an annotation queryset: whether the run's judge had an OK suggestion for the annotation's
+    item when the annotation was made, so that it could have been shown (or was hidden on purpose).
+    A rating made before that has no bearing on anchoring on this run."""
+    run = JudgeRun.objects.get(pk=run_id)
+    return Exists(
+        _run_suggestions(run).filter(
+            status=Suggestion.Status.OK, item_id=OuterRef("item_id"), created_at__lte=OuterRef("created_at")
+        )
+    )
 
 
 def suggestion_values(*, run_id: int, as_text: bool = False) -> Iterator[tuple[int, Any]]:
@@ -74,6 +107,7 @@ def suggestion_for_display(*, item: Item) -> Suggestion | None:
     )
     suggestion = (
         Suggestion.objects.filter(judge_id=Subquery(latest_run_judge), item=item, status=Suggestion.Status.OK)
+        .exclude(SCORED_EARLIER_VERSION)
         .select_related("run__judge", "judge")
         .order_by("-updated_at", "-id")
         .first()

@@ -32,7 +32,13 @@ from judges.forms import JudgeForm, RunForm, RunImportForm
 from judges.models import JudgeRun, Suggestion
 from judges.run_files import RUN_FILE_TYPES, judge_run_import, run_file_lines
 from judges.runs.views import NOT_A_RESEARCHER, project_run
-from judges.selectors import judges_for_project, run_item_results, run_progress, runs_for_project
+from judges.selectors import (
+    judges_for_project,
+    run_item_results,
+    run_progress,
+    runs_for_project,
+    scored_on_earlier_version_count,
+)
 from judges.services import judge_create, judge_run_start
 from judges.tasks import run_dispatch
 
@@ -175,6 +181,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "rows": rows,
         "show": show,
         "show_choices": SHOW_LABELS,
+        "earlier_versions": scored_on_earlier_version_count(run=run),
     }
     return render(request, "judges/run_detail.html", context)
 

@@ -81,7 +81,8 @@ def item_disagreements(
             reasons.append(NOT_UNANIMOUS)
         if rules.ordinal_distance is not None:
             reasons.extend(_ordinal_gaps(kind, payload, people, rules.ordinal_distance))
-    if rules.llm_majority and judge_value is not None and people:
+    # A majority needs two raters at least: one rating differing from the judge is no majority yet.
+    if rules.llm_majority and judge_value is not None and len(people) >= 2:
         majority = kind.consensus(people)
         if majority is not None and kind.decision_key(majority) != kind.decision_key(judge_value):
             reasons.append(LLM_DIFFERS)

@@ -21,6 +21,7 @@ from validation.goldset import (
     SHAPES,
     adjudication_lists,
     adjudication_next,
+    adjudication_payload,
     export_gold,
     gold_summary,
     item_judge_answer,
@@ -86,21 +87,25 @@ def adjudication_item(request: HttpRequest, slug: str, item_id: int) -> HttpResp
     taken = request.GET.get("take", "") if request.method == "GET" else ""
     prefill = dict(zip(takes, (v for _, v in columns), strict=True)).get(taken)
     shown = value or prefill or (state.gold.value if state.gold.ready else None)
+    # Gold is made blind to the kind's hidden fields (the condition under study) unless the project
+    # shows them to its experts on purpose: the page is given the raters' copy of the payload.
+    payload, hidden = adjudication_payload(project=project, item=item)
     context = {
         "project": project,
         "kind": kind,
         "item": item,
-        "payload": item.payload,
+        "payload": payload,
         "state": state,
         "errors": errors,
         "value": shown,
-        "grid": value_grid(kind=kind, payload=item.payload, columns=columns),
+        "grid": value_grid(kind=kind, payload=payload, columns=columns),
         "takes": takes,
         "taken": (judge_column if taken == TAKE_LLM else taken) if prefill is not None else None,
         "judge_column": judge_column,
         "machine_columns": [judge_column] if judge_column else [],
-        "form": kind.form_context(payload=item.payload, value=shown, peers=[]),
-        "hidden": kind.hidden_values(item.payload),
+        "form": kind.form_context(payload=payload, value=shown, peers=[]),
+        "hidden": hidden,
+        "blind_fields": [] if project.adjudicators_see_hidden else list(kind.hidden_fields),
     }
     return render(request, "validation/adjudication_item.html", context, status=422 if errors else 200)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import orjson
 from django.core.cache import cache
@@ -58,6 +58,8 @@ class Decision:
     expert: str
     decided_at: datetime
     note: str = ""
+    #: Whether the expert's page showed the kind's hidden fields (blind by default).
+    saw_hidden_fields: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Gold:
             "adjudication_note": self.decision.note if self.decision else None,
             "method": self.method,
             "probability": self.probability,
+            # Blind gold is the default; a project may show its experts the hidden fields (logged).
+            "adjudicator_saw_hidden_fields": self.decision.saw_hidden_fields if self.decision else None,
         }
 
 
@@ -121,7 +125,8 @@ def item_gold(
     if value is None:
         return Gold(None, None, raters, missing_reason=NO_MAJORITY if raters else NO_RATERS)
     key = kind.decision_key(value)
-    agreement = sum(k == key for k in keys) / len(keys) if keys else None
+    # The share of raters agreeing with the gold says nothing with one rater: null, not 0 or 1.
+    agreement = sum(k == key for k in keys) / len(keys) if len(keys) >= 2 else None
     return Gold(value, source, raters, agreement, decision)
 
 
@@ -144,10 +149,10 @@ def _decisions(item_ids: list[int], *, project_id: int | None = None) -> dict[in
     else:
         narrowed = Adjudication.objects.filter(item_id__in=item_ids)
     rows = narrowed.order_by("item_id", "created_at", "id")
-    for item_id, value, expert, at, note in rows.values_list(
-        "item_id", "value", "expert__username", "created_at", "note"
+    for item_id, value, expert, at, note, saw in rows.values_list(
+        "item_id", "value", "expert__username", "created_at", "note", "saw_hidden_fields"
     ):
-        found[item_id] = Decision(value=value, expert=expert, decided_at=at, note=note)
+        found[item_id] = Decision(value=value, expert=expert, decided_at=at, note=note, saw_hidden_fields=saw)
     return found
 
 
@@ -392,6 +397,16 @@ def item_judge_answer(*, project: Project, item: Item) -> JudgeAnswer | None:
         .first()
     )
     return JudgeAnswer(judge=run.judge, value=found) if found is not None else None
+
+
+def adjudication_payload(*, project: Project, item: Item) -> tuple[dict, list[tuple[str, str, Any]]]:
+    """What the adjudication page shows of ``item``: the payload as its raters see it and no hidden
+    field (blind gold, the default), or the whole payload and the kind's hidden fields when the
+    project shows them to its experts (``Project.adjudicators_see_hidden``)."""
+    kind = project.task_kind
+    if project.adjudicators_see_hidden:
+        return item.payload, kind.hidden_values(item.payload)
+    return kind.rater_payload(item.payload, revealed=project.revealed_fields), []
 
 
 def gold_records(*, project: Project, shape: str = "concord", method: str = MAJORITY, seed: int = 0) -> Iterator[dict]:

@@ -92,6 +92,8 @@ class Adjudication(_AppendOnly):
     note = models.TextField(blank=True)
     #: Why the item was in the queue when the expert decided (the rules' reasons).
     reasons = models.JSONField(default=list)
+    #: Whether the expert's page showed the kind's hidden fields (Project.adjudicators_see_hidden then).
+    saw_hidden_fields = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

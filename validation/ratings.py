@@ -28,7 +28,7 @@ import numpy.typing as npt
 import orjson
 import pandas as pd
 from django.db import connections
-from django.db.models import FloatField, QuerySet, TextField
+from django.db.models import BooleanField, Case, F, FloatField, QuerySet, TextField, Value, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -36,7 +36,7 @@ from annotation.gcpause import collection_paused
 from annotation.kinds.base import DimensionColumn, RatingDimension, TaskKind
 from annotation.latest import latest_annotations
 from annotation.models import Item, Project
-from judges.selectors import ok_suggestions, suggestion_values
+from judges.selectors import ok_suggestions, suggestion_existed, suggestion_values
 
 __all__ = [
     "HIDDEN",
@@ -391,17 +391,33 @@ def _path_columns(batch: Sequence[tuple[Any, ...]], first: int, kind: TaskKind) 
     return columns
 
 
-def _collect_annotations(collector: _Collector, project: Project, sources: Sequence[str] | None) -> None:
+def _visibility(judge_run_id: int | None) -> Any:
+    """The column saying whether a rating's suggestion was visible: beside a judge run, unrecorded
+    (None) for a rating made before the run's suggestion for its item existed, which could not have
+    been shown, so the anchoring comparison leaves it out instead of counting it as hidden."""
+    if judge_run_id is None:
+        return F("suggestion_visible")
+    return Case(
+        When(suggestion_existed(run_id=judge_run_id), then=F("suggestion_visible")),
+        default=Value(None),
+        output_field=BooleanField(null=True),
+    )
+
+
+def _collect_annotations(
+    collector: _Collector, project: Project, sources: Sequence[str] | None, judge_run_id: int | None = None
+) -> None:
     kind = collector.kind
     latest = latest_annotations(project=project, sources=sources)
+    visible = _visibility(judge_run_id)
     if kind.rating_paths:
-        rows = latest.values_list("item_id", "rater", "suggestion_visible", *_path_fields(kind))
+        rows = latest.values_list("item_id", "rater", visible, *_path_fields(kind))
         for batch in _fetched(rows, BATCH):
             items, raters, visible = (list(column) for column in list(zip(*batch, strict=True))[:3])
             collector.add_columns(items, raters, visible, _path_columns(batch, 3, kind))
         return
     # The JSON comes as text and is decoded a batch at a time, not row by row.
-    fields: list[Any] = ["item_id", "rater", Cast("value", TextField()), "suggestion_visible"]
+    fields: list[Any] = ["item_id", "rater", Cast("value", TextField()), visible]
     if collector.kind.ratings_need_payload:
         fields.append(Cast("item__payload", TextField()))
     texts = latest.values_list(*fields).iterator(chunk_size=BATCH)
@@ -468,7 +484,7 @@ def project_ratings(
 ) -> RatingSet:
     """People's ratings and, when asked, a judge run's (or several runs') as more raters, on shared units."""
     collector = _Collector(project.task_kind)
-    _collect_annotations(collector, project, sources)
+    _collect_annotations(collector, project, sources, judge_run_id)
     for run_id in (*(() if judge_run_id is None else (judge_run_id,)), *judge_run_ids):
         _collect_judge_run(collector, project, run_id)
     return collector.finish(project)

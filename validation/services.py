@@ -98,4 +98,5 @@ def adjudication_record(*, project: Project, item: Item, expert, value: dict, no
         return Adjudication.objects.create(
             project=project, item=item, expert=expert, value=value, note=note.strip(),
             reasons=item_state(project=project, item=item).reasons,
+            saw_hidden_fields=project.adjudicators_see_hidden,
         )  # fmt: skip

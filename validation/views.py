@@ -82,11 +82,27 @@ class ReportForm(forms.Form):
         )
 
 
+#: What a parameter left out of the query means: the controls show these, so they show the level in use.
+PARAMETER_DEFAULTS = {
+    "bootstrap": str(ReportParameters.bootstrap),
+    "seed": str(ReportParameters.seed),
+    "weights": ReportParameters.weights,
+    "confidence": str(ReportParameters.confidence_level),
+}
+
+
 def _form(request: HttpRequest, project: Project) -> ReportForm:
     data = request.POST if request.method == "POST" else request.GET
     # Unbound (defaults) until a parameter is in the query, so the first visit shows the default report.
-    bound = any(name in data for name in ReportForm.base_fields)
-    return ReportForm(data if bound else None, project=project, initial={"confidence": "0.95"})
+    if not any(name in data for name in ReportForm.base_fields):
+        return ReportForm(None, project=project, initial=PARAMETER_DEFAULTS)
+    # A query naming some parameters uses the defaults for the others; the bound form gets them too,
+    # else its select shows its first choice (90 %) beside a report computed at 95 % and sends that next.
+    filled = data.copy()
+    for name, value in PARAMETER_DEFAULTS.items():
+        if name not in filled:
+            filled[name] = value
+    return ReportForm(filled, project=project)
 
 
 def _parameters(form: ReportForm) -> ReportParameters | None:

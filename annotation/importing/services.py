@@ -95,15 +95,18 @@ def item_payloads_update(*, project: Project, staging: ItemStaging) -> int:
         cast = "::jsonb" if staging.postgres else ""
         table, project_column = item.db_table, item.get_field("project").column
         external_id = item.get_field("external_id").column
+        updated_at = item.get_field("payload_updated_at").column
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
         # The answer check again in the statement itself: an answer given since the report above
-        # keeps its item's payload, and the whole import is refused.
+        # keeps its item's payload, and the whole import is refused. The time marks the runs'
+        # suggestions stored before it as scored on an earlier version.
         staging.cursor.execute(
-            f"UPDATE {table} SET {payload} = s.payload{cast} FROM {staging.table} s "
+            f"UPDATE {table} SET {payload} = s.payload{cast}, {updated_at} = %s FROM {staging.table} s "
             f"WHERE {table}.{project_column} = %s AND {table}.{external_id} = s.external_id "
             f"AND {staging.json_differs('s.payload', f'{table}.{payload}')} "
             f"AND NOT EXISTS (SELECT 1 FROM {answer.db_table} a "
             f"WHERE a.{answer.get_field('item').column} = {table}.{pk})",
-            [project.pk],
+            [now, project.pk],
         )
         if staging.cursor.rowcount != expected:
             raise ImportRejected([FieldError("", ANSWERED_DURING_IMPORT)])

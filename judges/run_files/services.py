@@ -35,6 +35,7 @@ from annotation.models import Item, Project
 from annotation.table_statistics import statistics_refreshed
 from judges.models import Judge, JudgeRun, Suggestion
 from judges.prompting import sha256_json
+from judges.run_files.duplicates import same_outputs_error
 from judges.run_files.lines import (
     DEFAULT_PROMPT,
     IMPORTED_BACKEND,
@@ -540,11 +541,13 @@ def judge_run_import(
     file_name: str = "",
     created_by: Any = None,
     progress: ProgressCallback | None = None,
+    allow_same_outputs: bool = False,
 ) -> RunImportResult:
     """Import a model's outputs from a JSONL or CSV file as a new run of the project, or nothing.
 
     The provenance comes from the options, else from the file's provenance line: a model is needed
-    from one of them. Raises ImportRejected naming each bad line and field.
+    from one of them. Raises ImportRejected naming each bad line and field, or the run whose outputs
+    these repeat (a run exported and imported again) unless ``allow_same_outputs``.
     """
     errors = ErrorCollector(cap=settings.CONCORD_IMPORT_ERROR_CAP)
     file_format(path)  # refuses an unsupported file name before anything is read
@@ -585,7 +588,7 @@ def judge_run_import(
             raise ImportRejected(errors.errors, total=errors.total)
         judge = _imported_judge(project=project, name=name, source=source, file_sha=file_sha, created_by=created_by)
         provenance = {**source.as_dict(), "file_name": file_name or Path(path).name, "file_sha256": file_sha}
-        return judge_run_store_outputs(
+        result = judge_run_store_outputs(
             project=project,
             judge=judge,
             records=itertools.chain([first] if first else [], records),
@@ -594,3 +597,6 @@ def judge_run_import(
             prompt_sha256=file_sha,
             created_by=created_by,
         )
+        if not allow_same_outputs and (same := same_outputs_error(result.run)):
+            raise ImportRejected([same])  # in the transaction: the run and its outputs are not kept
+        return result

@@ -32,12 +32,38 @@
     update();
   }
 
+  // "My own rules" starts from the chosen kind's rules (not "any disagreement"), until the
+  // researcher changes one of them.
+  function rulesFollowKind(form) {
+    var custom = document.getElementById("custom-rules");
+    if (!custom) return;
+    // A form sent back with its own rules (or a project that has them) keeps them.
+    var edited = !!form.querySelector("input[name=adjudication][value=custom]:checked");
+    custom.addEventListener("change", function () { edited = true; });
+    custom.addEventListener("input", function () { edited = true; });
+    function fill() {
+      var kind = form.querySelector("input[name=kind]:checked");
+      if (edited || !kind || !kind.dataset.rules) return;
+      var rules = JSON.parse(kind.dataset.rules);
+      var unanimous = form.querySelector("input[name=adj_unanimous]");
+      var llm = form.querySelector("input[name=adj_llm_majority]");
+      var distance = form.querySelector("input[name=adj_ordinal_distance]");
+      if (unanimous) unanimous.checked = !!rules.unanimous;
+      if (llm) llm.checked = !!rules.llm_majority;
+      if (distance) distance.value = rules.ordinal_distance === null ? "" : String(rules.ordinal_distance);
+    }
+    Array.prototype.forEach.call(form.querySelectorAll("input[name=kind], input[name=adjudication]"), function (radio) {
+      radio.addEventListener("change", fill);
+    });
+  }
+
   function init() {
     var form = document.getElementById("project-form");
     if (!form) return;
     followTitle(form);
     showWith(form, "suggestion_exposure", "randomised", "probability-field");
     showWith(form, "adjudication", "custom", "custom-rules");
+    rulesFollowKind(form);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -229,21 +229,31 @@ class RaterResponsesTests:
         assert leaks == []
 
     @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
-    def test_researchers_and_experts_still_see_the_hidden_fields(self, kind, blind_project):
+    def test_researchers_see_the_hidden_fields_and_experts_make_gold_blind(self, kind, blind_project):
         project, people, markers = blind_project(kind)
         item = Item.objects.filter(project=project).order_by("pk").first()
         hidden = [m for m in markers if m in json.dumps(item.payload)]
-        pages = (
-            ("res", reverse("item_page", args=[project.slug, item.pk])),
-            ("exp", reverse("item_page", args=[project.slug, item.pk])),
-            ("exp", reverse("adjudication_item", args=[project.slug, item.pk])),
-        )
-        for who, url in pages:
+        item_url = reverse("item_page", args=[project.slug, item.pk])
+        adjudication_url = reverse("adjudication_item", args=[project.slug, item.pk])
+
+        def body(who: str, url: str) -> str:
             client = Client()
             client.force_login(people[who])
-            body = client.get(url).content.decode()
-            assert [m for m in hidden if m not in body] == [], (who, url)
-            assert "For researchers only" in body
+            return client.get(url).content.decode()
+
+        researcher = body("res", item_url)
+        assert [m for m in hidden if m not in researcher] == [] and "For researchers only" in researcher
+        for url in (item_url, adjudication_url):
+            seen = body("exp", url)
+            assert [m for m in hidden if m in seen] == [], url
+            assert "For researchers only" not in seen
+        assert "Blind adjudication" in body("exp", adjudication_url)
+        # A project may show them to its experts on purpose: then both pages list them.
+        project_update(project=project, adjudicators_see_hidden=True)
+        for url in (item_url, adjudication_url):
+            seen = body("exp", url)
+            assert [m for m in hidden if m not in seen] == [], url
+            assert "For researchers only" in seen and "Blind adjudication" not in seen
 
 
 class DemoCopaTests:
@@ -346,7 +356,21 @@ class RevealTests:
         data.update(kind=project.kind, revealed_fields=["meta"], adjudication="default")
         assert client.post(url, data).status_code == 302
         project.refresh_from_db()
-        assert project.revealed_fields == ["meta"]
+        assert project.revealed_fields == ["meta"] and not project.adjudicators_see_hidden
+        call_command("project_settings", project.slug, "--adjudicators-see-hidden")
+        project.refresh_from_db()
+        assert project.adjudicators_see_hidden and project.reveal_log[-1]["adjudicators_see_hidden"] is True
+        assert project.reveal_log[-1]["fields"] == ["meta"]  # each entry is the whole state from its time on
+        api = APIClient()
+        api.force_authenticate(people["res"])
+        answer = api.patch(
+            reverse("api_project", args=[project.slug]), {"adjudicators_see_hidden": False}, format="json"
+        )
+        assert answer.json()["adjudicators_see_hidden"] is False
+        assert [e.get("adjudicators_see_hidden") for e in Project.objects.get(pk=project.pk).reveal_log][-2:] == [
+            True,
+            False,
+        ]
 
     def test_the_report_says_when_raters_saw_a_hidden_field(self, copa):
         project, people, _ = copa

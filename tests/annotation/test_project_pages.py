@@ -472,3 +472,12 @@ class DemoPermissionTests:
         users = django_user_model.objects
         assert can_create_projects(users.get(username="researcher"))
         assert not can_create_projects(users.get(username="annotator1"))
+
+
+class EstimatesLinkTests:
+    def test_the_project_and_sample_pages_link_the_estimates_page(self, client, team):
+        project, people = team
+        client_as(client, people, "researcher")
+        estimates = reverse("estimates", args=[project.slug])
+        assert f'href="{estimates}"' in client.get(reverse("project_detail", args=[project.slug])).content.decode()
+        assert f'href="{estimates}"' in client.get(reverse("validation_sample", args=[project.slug])).content.decode()

@@ -138,9 +138,8 @@ def test_edit_after_undo_stays_in_the_workspace(page, live_server, sign_in, copa
     assert list(Annotation.objects.order_by("version").values_list("version", "value__scores__CT")) == [(1, 1), (2, 2)]
 
 
-def test_edit_from_history_returns_to_history(page, live_server, sign_in, copa_project):
-    project = copa_project(["First question?"])
-    sign_in(page, "ann1")
+def open_edit_from_history(page, live_server, project) -> None:
+    """Answer the project's one item, then open its edit page from the history, the form focused."""
     open_workspace(page, live_server, project)
     for key in "111111":
         page.keyboard.press(key)
@@ -149,6 +148,12 @@ def test_edit_from_history_returns_to_history(page, live_server, sign_in, copa_p
     page.goto(f"{live_server.url}/p/{project.slug}/history/")
     page.click("text=Edit")
     page.wait_for_function("document.activeElement && document.activeElement.closest('#annotation-form')")
+
+
+def test_edit_from_history_returns_to_history(page, live_server, sign_in, copa_project):
+    project = copa_project(["First question?"])
+    sign_in(page, "ann1")
+    open_edit_from_history(page, live_server, project)
     page.keyboard.press("0")
     page.keyboard.press("Control+Enter")
     page.wait_for_url(f"{live_server.url}/p/{project.slug}/history/")

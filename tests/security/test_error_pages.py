@@ -164,3 +164,26 @@ class DomainErrorPageTests:
 
         request = RequestFactory().get("/")
         assert DomainErrorMiddleware(lambda r: None).process_exception(request, KeyError("x")) is None
+
+
+class HtmxRefusalTests:
+    """htmx swaps a refusal into the page's refusal box: a sentence, never a whole page inside a panel."""
+
+    def test_a_stranger_s_htmx_write_is_refused_with_not_saved_and_no_page(self, member_and_stranger):
+        project, _, stranger = member_and_stranger
+        client = Client()
+        client.force_login(stranger)
+        response = client.post(reverse("annotation_undo", args=[project.slug]), headers={"HX-Request": "true"})
+        body = response.content.decode()
+        assert response.status_code == 403 and response["HX-Push-Url"] == "false"
+        assert "data-refusal" in body and body.count("<p") == 1 and "<html" not in body
+        assert "<strong>Not saved.</strong> You are no longer on this project" in body
+
+    def test_an_htmx_read_of_a_missing_page_says_so_without_not_saved(self, member_and_stranger):
+        _, researcher, _ = member_and_stranger
+        client = Client()
+        client.force_login(researcher)
+        response = client.get("/p/no-such-project/report/", headers={"HX-Request": "true"})
+        body = response.content.decode()
+        assert response.status_code == 404 and "data-refusal" in body and "<html" not in body
+        assert "Not found." in body and "Not saved" not in body

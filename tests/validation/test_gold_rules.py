@@ -78,11 +78,29 @@ class RulesTests:
         )
         assert agrees == []
 
+    def test_one_rating_is_no_majority_to_hold_against_the_llm(self):
+        rules = AdjudicationRules(unanimous=False, llm_majority=True)
+        payload = RATIONALE.example_payload()
+        judge = {"verdict": 0, "failure_categories": ["theoretical_error"]}
+        one = item_disagreements(
+            kind=RATIONALE, payload=payload, values={"a": {"verdict": 1}}, rules=rules, judge_value=judge
+        )
+        assert one == []
+        two = {"a": {"verdict": 1}, "b": {"verdict": 1}}
+        assert item_disagreements(kind=RATIONALE, payload=payload, values=two, rules=rules, judge_value=judge) == [
+            LLM_DIFFERS
+        ]
+
 
 class GoldTests:
     def test_majority_with_agreement_share(self):
         gold = item_gold(kind=COPA, values={"a": copa(), "b": copa(), "c": copa(MS=2)})
         assert (gold.value, gold.source, gold.agreement) == (copa(), MAJORITY, pytest.approx(2 / 3))
+
+    def test_one_rater_has_no_agreement_share(self):
+        decided = Decision(value=copa(MS=2), expert="e", decided_at=datetime(2026, 1, 1, tzinfo=UTC))
+        gold = item_gold(kind=COPA, values={"a": copa()}, decision=decided)
+        assert gold.ready and gold.agreement is None and gold.provenance()["agreement"] is None
 
     def test_tie_has_no_gold_and_says_why(self):
         gold = item_gold(kind=COPA, values={"a": copa(), "b": copa(MS=2)})

@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation.importing import import_items
 from annotation.kinds import get_kind
 from annotation.models import Role
-from annotation.services import annotation_submit, membership_add
+from annotation.services import annotation_submit, membership_add, project_update
 from annotation.synthetic import synthetic_records, write_jsonl
 from validation.goldset import adjudication_queue, gold_records, gold_summary
 from validation.models import Adjudication
@@ -66,6 +66,17 @@ class QueueTests:
         )
         assert set(decided["provenance"]["raters"]) == {"r0", "r1", "r2"}
         assert len(adjudication_queue(project=project)) == 1
+
+    def test_gold_exports_say_whether_the_expert_saw_the_hidden_fields(self, rated):
+        project, items, expert = rated
+        adjudication_record(project=project, item=items[3], expert=expert, value=scores(MS=1))
+        project = project_update(project=project, adjudicators_see_hidden=True)
+        adjudication_record(project=project, item=items[2], expert=expert, value=scores(MS=2))
+        records = {r["id"]: r["provenance"] for r in gold_records(project=project, shape="benchmark")}
+        assert records[items[3].external_id]["adjudicator_saw_hidden_fields"] is False
+        assert records[items[2].external_id]["adjudicator_saw_hidden_fields"] is True
+        assert records[items[0].external_id]["adjudicator_saw_hidden_fields"] is None  # majority: no expert
+        assert [entry["adjudicators_see_hidden"] for entry in project.reveal_log] == [True]
 
     def test_invalid_decision_stores_nothing(self, rated):
         project, items, expert = rated

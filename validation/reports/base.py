@@ -71,6 +71,21 @@ __all__ = [
 NO_JUDGE = "no judge run chosen"
 NO_JUDGE_COLUMNS = "Columns comparing people with an LLM appear when a judge run is chosen."
 NO_EXPOSURE_RECORDED = "no rating records whether the suggestion was visible"
+#: Which ratings the anchoring comparison takes: a rating made before the run's suggestion for its
+#: item existed was not "hidden", it could not have been shown.
+ANCHORING_WHICH_RATINGS = (
+    "Only ratings made once the run's suggestion for their item existed enter (it could have been shown "
+    "then); earlier ratings, made before any suggestion, are left out of both groups."
+)
+#: Whether the groups were randomised, by the project's suggestion exposure (annotation.SuggestionExposure).
+ANCHORING_RANDOMISED = (
+    "The groups were randomised: each (item, annotator) saw the suggestion with probability {p:g}, so the "
+    "difference estimates the suggestion's effect."
+)
+ANCHORING_NOT_RANDOMISED = (
+    "The groups were not randomised (the project {setting}); shown and hidden ratings may differ in time, "
+    "items and people, so the difference is not an estimate of the suggestion's effect."
+)
 
 
 @dataclass
@@ -89,6 +104,8 @@ class ReportContext:
     inputs: Mapping[str, Any] = field(default_factory=dict)
     #: When raters saw a field their kind hides from them (the project revealed it): one line each.
     blinding_notes: tuple[str, ...] = ()
+    #: Whether the anchoring groups were randomised, in words (from the project's suggestion exposure).
+    exposure_design: str = ""
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -135,7 +152,13 @@ class ReportContext:
 
     @cached_property
     def n_items(self) -> int:
-        return int(len(np.unique(self.ratings.unit_items)))
+        """Items at least one person rated (what captions count): a judge's scores alone do not make
+        an item rated, or a run over the whole project would count items no one has seen."""
+        people = [i for i in map(self.ratings.rater_index, self.human_raters) if i is not None]
+        rated = np.zeros(self.ratings.n_units, dtype=bool)
+        for ratings in self.ratings.dimensions.values():
+            rated[ratings.unit[np.isin(ratings.rater, people)]] = True
+        return int(len(np.unique(self.ratings.unit_items[rated])))
 
     @property
     def interval_label(self) -> str:
@@ -405,8 +428,9 @@ def anchoring_table(ctx: ReportContext) -> Table | None:
             f"Agreement of each person's rating with the {ctx.judge.noun} ({ctx.judge.label}) when its suggestion "
             f"was shown vs hidden, and the difference (shown − hidden; positive means people moved toward it). "
             f"κ pools every person's (rating, {ctx.judge.noun}) pairs; {weights} weights at ordered levels. "
-            f"{ctx.interval_label.capitalize()}, shown, hidden and difference from the same resamples."
-        ),
+            f"{ctx.interval_label.capitalize()}, shown, hidden and difference from the same resamples. "
+            f"{ctx.exposure_design}"
+        ).strip(),
         columns=(
             "Dimension",
             "Pairs shown",
@@ -430,8 +454,5 @@ def anchoring_table(ctx: ReportContext) -> Table | None:
             r"$\Delta$ \% agr.",
         ),
         rows=tuple(rows),
-        notes=(
-            "Only ratings that record whether the suggestion was visible enter; with randomised exposure "
-            "the difference estimates the suggestion's effect.",
-        ),
+        notes=(ANCHORING_WHICH_RATINGS,),
     )

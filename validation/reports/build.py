@@ -28,13 +28,15 @@ from annotation.errors import ConcordError
 from annotation.kinds import KINDS, all_kinds
 from annotation.kinds.base import TaskKind
 from annotation.latest import latest_annotations
-from annotation.models import Item, Project
+from annotation.models import Item, Project, SuggestionExposure
 from annotation.registry import Registry
 from judges.models import Judge, JudgeRun, Suggestion
 from validation.agreement import DimensionInput, JointAgreement, joint_agreement
 from validation.agreement.dimensions import Progress
 from validation.ratings import JUDGE_PREFIX, RatingSet, judge_rater_name, project_ratings
 from validation.reports.base import (
+    ANCHORING_NOT_RANDOMISED,
+    ANCHORING_RANDOMISED,
     Figure,
     JudgeInfo,
     ReportBuilder,
@@ -367,6 +369,14 @@ def _minute(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def exposure_design(project: Project) -> str:
+    """Whether the anchoring table's groups were randomised, from the project's suggestion exposure."""
+    if project.suggestion_exposure == SuggestionExposure.RANDOMISED:
+        return ANCHORING_RANDOMISED.format(p=project.suggestion_probability)
+    setting = "shows every suggestion" if project.suggestion_exposure == SuggestionExposure.SHOWN else "hides them"
+    return ANCHORING_NOT_RANDOMISED.format(setting=setting)
+
+
 def build_report(*, project: Project, parameters: ReportParameters, progress: Progress | None = None) -> Report:
     """Compute a project's report: ratings, agreement with intervals, the kind's tables and figures.
 
@@ -393,6 +403,7 @@ def build_report(*, project: Project, parameters: ReportParameters, progress: Pr
         judge=judge,
         inputs={name: loaded_input.data for name, loaded_input in loaded.items()},
         blinding_notes=blinding_notes(project, parameters.sources or None),
+        exposure_design=exposure_design(project),
     )
     tables = tuple(builder.all_tables(context))
     figures = tuple(builder.figures(context))

@@ -42,6 +42,14 @@ class Command(BaseCommand):
             help="show raters a field the task kind hides from them, on purpose (repeat for more; replaces the list)",
         )  # fmt: skip
         reveal.add_argument("--reveal-none", action="store_true", help="hide every such field again (the default)")
+        experts = parser.add_mutually_exclusive_group()
+        experts.add_argument(
+            "--adjudicators-see-hidden", action="store_true", dest="adjudicators_see_hidden",
+            help="show experts the kind's hidden fields when they adjudicate (logged; gold exports say so)",
+        )  # fmt: skip
+        experts.add_argument(
+            "--adjudicators-blind", action="store_true", help="keep those fields from experts again (the default)"
+        )
         rules = parser.add_mutually_exclusive_group()
         rules.add_argument(
             "--adjudication-rules", type=jsonsafe.argument, metavar="JSON", help="e.g. '{\"ordinal_distance\": 2}'"
@@ -69,6 +77,8 @@ class Command(BaseCommand):
             changes["revealed_fields"] = o["reveal"]
         elif o["reveal_none"]:
             changes["revealed_fields"] = []
+        if o["adjudicators_see_hidden"] or o["adjudicators_blind"]:
+            changes["adjudicators_see_hidden"] = bool(o["adjudicators_see_hidden"])
         if not changes:
             raise CommandError(NO_CHANGES, returncode=2)
         try:

@@ -31,6 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="the run's judge name; default: model · prompt (imported)")
         parser.add_argument("--sampling", default=None, help="sampling parameters as JSON, e.g. '{\"temperature\": 0}'")
         parser.add_argument("--producer-run-id", default="", help="the producer's own run or batch id")
+        parser.add_argument(
+            "--allow-same-outputs", action="store_true", help="import even if another run has the same outputs"
+        )
 
     def handle(self, *args, **o) -> None:
         sampling = None
@@ -56,6 +59,7 @@ class Command(BaseCommand):
                 sampling=sampling,
                 producer_run_id=o["producer_run_id"],
                 progress=progress,
+                allow_same_outputs=o["allow_same_outputs"],
             )
         except ImportRejected as exc:
             raise rejected(file, [str(e) for e in exc.errors], exc.total) from None

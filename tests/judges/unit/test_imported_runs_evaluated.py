@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from judges.models import JudgeRun
 from tests.support.fake_server import Reply, valid_answer
@@ -59,7 +60,12 @@ class ImportedCopaRunTests:
         assert (made["ok"], made["failed"]) == (11, 1)
         exported = tmp_path / "gpt4o.jsonl"
         command_json("export_run", str(made["run"]), "-o", str(exported))
-        imported = command_json("import_run", "copa", str(exported), "--name", "same outputs, imported")
+        # The same outputs as a run of the project are named and refused unless imported on purpose.
+        with pytest.raises(CommandError, match=f"same outputs as run {made['run']}"):
+            command_json("import_run", "copa", str(exported), "--name", "same outputs, imported")
+        imported = command_json(
+            "import_run", "copa", str(exported), "--name", "same outputs, imported", "--allow-same-outputs"
+        )
         assert (imported["ok"], imported["failed"]) == (11, 1)
         run = JudgeRun.objects.get(pk=imported["run"])
         assert run.judge.backend == "imported" and run.judge.prompt_key == "copa_likert_evaluation.v1"

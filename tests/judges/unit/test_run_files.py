@@ -133,6 +133,35 @@ class ImportedRunEveryKindTests:
 
 
 @pytest.mark.django_db
+class SameOutputsTests:
+    """A run exported and imported again into its project is named, not stored twice (issue 41, point 9)."""
+
+    def test_a_re_imported_export_is_refused_naming_the_run_unless_allowed(self, copa, tmp_path):
+        add_items(copa, 3)
+        lines = [
+            {"external_id": "item-00000", "value": copa.task_kind.example_value()},
+            {"external_id": "item-00001", "error": "refused", "raw_output": "I cannot"},
+        ]
+        first = judge_run_import(project=copa, path=write_jsonl(tmp_path, lines), model="m").run
+        out = io.StringIO()
+        judge_run_export(run=first, out=out, fmt="jsonl")
+        exported = write_jsonl(tmp_path, [json.loads(line) for line in out.getvalue().splitlines()], "again.jsonl")
+        runs = JudgeRun.objects.count()
+        with pytest.raises(ImportRejected) as refused:
+            judge_run_import(project=copa, path=exported, model="m (exported)")
+        assert str(refused.value.errors[0]).startswith(f"same outputs as run {first.pk}")
+        assert JudgeRun.objects.count() == runs and Suggestion.objects.count() == 2
+        with pytest.raises(CommandError) as command:
+            call_command("import_run", copa.slug, str(exported), "--model", "m (exported)")
+        assert f"same outputs as run {first.pk}" in str(command.value)
+        again = judge_run_import(project=copa, path=exported, model="m (exported)", allow_same_outputs=True).run
+        assert stored(again) == stored(first)
+        # A failure on another item makes another run.
+        lines[1]["external_id"] = "item-00002"
+        judge_run_import(project=copa, path=write_jsonl(tmp_path, lines, "other.jsonl"), model="m2")
+
+
+@pytest.mark.django_db
 class ImportedRunRulesTests:
     def test_the_imported_backend_is_registered_calls_nothing_and_cannot_be_run(self, copa, tmp_path):
         assert "imported" not in runnable_backend_names() and backend_class("imported").is_baseline is False

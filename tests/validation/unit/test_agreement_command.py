@@ -123,6 +123,13 @@ class AgreementCommandTests:
         assert "17 responses rated by at least one annotator." in report
         assert "Each value is computed on n = 15 units." in report
 
+    def test_table7_counts_the_responses_people_rated_not_those_only_the_model_scored(self, copa, capsys):
+        project, run_ = copa
+        for item in add_items(project, [f"model-only{i}" for i in range(5)]).values():
+            suggest(run_, item, copa_value(2))
+        report = run(capsys, project.slug, "--with-judge", str(run_.pk), "--report", "--format", "latex")[1]
+        assert "15 responses rated by at least one annotator." in report
+
     def test_freeze_then_check(self, copa, capsys):
         project, _ = copa
         code, out, _ = run(capsys, project.slug, "--freeze", "--bootstrap", "10", "--title", "paper")

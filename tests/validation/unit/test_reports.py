@@ -17,7 +17,7 @@ from validation import agreement
 from validation.agreement import exposure_comparison, random_guess_f1
 from validation.ratings import judge_rater_name, project_ratings
 from validation.reports import ReportParameters, UnknownJudgeRun, build_report
-from validation.reports.base import NO_JUDGE_COLUMNS
+from validation.reports.base import ANCHORING_RANDOMISED, ANCHORING_WHICH_RATINGS, NO_JUDGE_COLUMNS
 from validation.selectors import report_figures
 
 pytestmark = pytest.mark.django_db
@@ -39,14 +39,18 @@ def copa(make_project, judge_run):
     truth = rng.integers(0, 3, size=(40, 6))
     run = judge_run(project)
     for i, item in enumerate(items.values()):
+        answers = []
         for rater in ("ann", "bob"):
             noisy = np.where(rng.random(6) < 0.75, truth[i], rng.integers(0, 3, 6))
-            annotate(project, item, rater, copa_value(*map(int, noisy)), visible=bool(rng.random() < 0.5))
+            answers.append((rater, copa_value(*map(int, noisy)), bool(rng.random() < 0.5)))
         if i in (3, 17):
             suggest(run, item, None, failure="the reply was not valid JSON")
         else:
             llm = np.where(rng.random(6) < 0.8, truth[i], rng.integers(0, 3, 6))
             suggest(run, item, copa_value(*map(int, llm)))
+        # People rate once the run's suggestion exists (it could be shown): anchoring counts them.
+        for rater, value, visible in answers:
+            annotate(project, item, rater, value, visible=visible)
     return project, run
 
 
@@ -123,6 +127,25 @@ class CopaReportTests:
         assert row[4].value == pytest.approx(direct.kappa_difference.statistic)
         assert row[4].ci == pytest.approx(tuple(direct.kappa_difference.confidence_interval))
         assert direct.n_pairs_shown + direct.n_pairs_hidden == 76
+        assert ANCHORING_WHICH_RATINGS in report.table("anchoring").notes
+        assert ANCHORING_RANDOMISED.format(p=0.5) in report.table("anchoring").caption
+
+    def test_ratings_made_before_the_run_s_suggestion_are_not_counted_as_hidden(self, make_project, judge_run):
+        project = make_project("copa_likert")  # suggestions hidden from everyone: not randomised
+        items = list(add_items(project, [f"r{i:02d}" for i in range(12)]).values())
+        for item in items[:8]:  # rated before any run existed: recorded as "not visible"
+            for rater in ("ann", "bob"):
+                annotate(project, item, rater, copa_value(1), visible=False)
+        run = judge_run(project)
+        for i, item in enumerate(items):
+            suggest(run, item, copa_value(i % 3))
+        for item in items[8:]:
+            for rater in ("ann", "bob"):
+                annotate(project, item, rater, copa_value(2), visible=False)
+        report = build_report(project=project, parameters=ReportParameters(judge_run_id=run.pk, bootstrap=0))
+        row = cells(report, "anchoring")["Cognitive Trust"]
+        assert (row[0].value, row[2].value) == (0, 8)  # the 4 later items x 2 people, not 24 pairs
+        assert "not randomised (the project hides them)" in report.table("anchoring").caption
 
     def test_figures_are_svg(self, copa):
         project, run = copa
