@@ -194,8 +194,7 @@ class TaskKind:
     name: ClassVar[str]
     label: ClassVar[str]
     description: ClassVar[str] = ""
-    #: The Hugging Face Hub's ``task_categories`` a release of the kind's data is listed under.
-    hub_task_categories: ClassVar[tuple[str, ...]] = ("text-classification",)
+    hub_task_categories: ClassVar[tuple[str, ...]] = ("text-classification",)  # the Hub's, for a data release
     #: JSON Schemas of an item's payload and of a value. Each property's ``description`` is the field's
     #: meaning; docs/build_formats.py writes docs/formats.md from them (a field without one stops it).
     payload_schema: ClassVar[dict]

@@ -255,3 +255,19 @@ def with_header(records: Iterator[Record], errors: ErrorCollector, header: dict[
                 header.update(_header_provenance(record.data[HEADER_KEY], record.line, errors))
             continue
         yield record
+
+
+def prompt_parts(label: str) -> tuple[str, int]:
+    """``name.vN`` is a prompt and its version; any other label is kept whole, without a version (0)."""
+    match = PROMPT_KEY.match(label)
+    if match:
+        return match["name"], int(match["version"])
+    return label, 0
+
+
+def sampled_setting(sampling: dict[str, Any], name: str, low: float, high: float, whole: bool = False) -> Any:
+    """``sampling[name]`` when it is a number within [low, high] (a whole one if ``whole``), else None."""
+    value = sampling.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)):
+        return None
+    return value if low <= value <= high else None

@@ -46,7 +46,6 @@ from judges.run_files.lines import (
     MAX_TOKENS_COUNT,
     MODEL_MISSING,
     NO_SUCH_ITEM,
-    PROMPT_KEY,
     RUN_FIELDS,
     SAMPLING_NOT_FLAT,
     TEXT_TOO_LONG,
@@ -55,6 +54,8 @@ from judges.run_files.lines import (
     checked_value,
     decode_run_cell,
     option_orders,
+    prompt_parts,
+    sampled_setting,
     sampling_problem,
     shape_problems,
     with_header,
@@ -472,24 +473,9 @@ def judge_run_store_outputs(
     return RunImportResult(run=run, ok=ok, failed=failed)
 
 
-def _prompt_parts(label: str) -> tuple[str, int]:
-    """``name.vN`` is a prompt and its version; any other label is kept whole, without a version (0)."""
-    match = PROMPT_KEY.match(label)
-    if match:
-        return match["name"], int(match["version"])
-    return label, 0
-
-
-def _sampled(sampling: dict[str, Any], name: str, low: float, high: float, whole: bool = False) -> Any:
-    value = sampling.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)):
-        return None
-    return value if low <= value <= high else None
-
-
 def _imported_judge(*, project: Project, name: str, source: RunProvenance, file_sha: str, created_by: Any) -> Judge:
     """A new judge for one imported file; ImportRejected when this very import was made before."""
-    prompt_name, prompt_version = _prompt_parts(source.prompt or DEFAULT_PROMPT)
+    prompt_name, prompt_version = prompt_parts(source.prompt or DEFAULT_PROMPT)
     config = {
         "kind": project.kind,
         "backend": IMPORTED_BACKEND,
@@ -505,9 +491,9 @@ def _imported_judge(*, project: Project, name: str, source: RunProvenance, file_
     if existing is not None:
         raise ImportRejected([FieldError("", IMPORTED_BEFORE.format(run=existing.pk))])
     sampling = source.sampling
-    temperature = _sampled(sampling, "temperature", 0.0, 2.0)
-    max_tokens = _sampled(sampling, "max_tokens", 1, MAX_TOKENS_COUNT, whole=True)
-    seed = _sampled(sampling, "seed", -(2**63), 2**63 - 1, whole=True)
+    temperature = sampled_setting(sampling, "temperature", 0.0, 2.0)
+    max_tokens = sampled_setting(sampling, "max_tokens", 1, MAX_TOKENS_COUNT, whole=True)
+    seed = sampled_setting(sampling, "seed", -(2**63), 2**63 - 1, whole=True)
     prompt_key = prompt_name if prompt_version == 0 else f"{prompt_name}.v{prompt_version}"
     default_name = f"{source.model.rsplit('/', 1)[-1]} · {prompt_key} (imported)"
     judge = Judge(

@@ -18,10 +18,10 @@ from tests.browser.test_first_day import ITEMS, annotate_everything
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "pw-for-tests-1"
-INVITEE_PASSWORD = "a-long-passphrase-for-eve"
+INVITEE_PASSWORD = "a-long-passphrase-of-her-own"
 #: This test starts three browser contexts on a live server; give a busy machine time.
 TIMEOUT_MS = 30_000
-OWN_PASSWORD = "a-long-passphrase-for-tom"
+OWN_PASSWORD = "another-long-passphrase-chosen"
 
 
 def screenshot(page, name: str) -> None:
@@ -36,7 +36,11 @@ def add_person(page, username: str, how: str) -> None:
     page.get_by_role("heading", name="Added").wait_for()
 
 
-def test_an_invited_person_and_a_temporary_password_get_in_and_annotate(browser, page, live_server, sign_in, tmp_path):
+def test_an_invited_person_and_a_temporary_password_get_in_and_annotate(
+    browser, page, live_server, sign_in, tmp_path, settings
+):
+    # Links are built from the configured site address, never from the request: here, the test server's.
+    settings.CONCORD_SITE_URL = live_server.url
     users = get_user_model()
     users.objects.create_superuser("operator", "operator@example.org", PASSWORD)
     base = live_server.url
