@@ -10,7 +10,7 @@ from django.core.cache import cache
 
 from annotation.models import Item, Role
 from annotation.services import membership_add
-from tests.validation.conftest import add_items, annotate, copa_value, judge_run, suggest  # noqa: F401 (a fixture)
+from tests.validation.conftest import add_items, annotate, copa_value, suggest
 from validation.report_jobs import RUNNING, JobState, job_key
 from validation.reports import ReportParameters
 

@@ -8,7 +8,6 @@ import pytest
 from annotation.models import Role
 from annotation.services import membership_add
 from tests.judges.unit.test_stale_suggestions import scored_then_updated  # noqa: F401 (a fixture)
-from tests.validation.conftest import judge_run  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("CONCORD_SCREENSHOTS")

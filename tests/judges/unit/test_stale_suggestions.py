@@ -19,7 +19,7 @@ from judges.selectors import (
     suggestion_for_display,
     suggestion_values,
 )
-from tests.validation.conftest import copa_value, judge_run, suggest  # noqa: F401 (a fixture)
+from tests.validation.conftest import copa_value, suggest
 from validation.ratings import judge_rater_name, project_ratings
 
 pytestmark = pytest.mark.django_db
