@@ -121,11 +121,12 @@ class FixtureKindTests:
             assert kind.presentation(payload=annotation.item.payload, seed=seed) == {"order": order}
             assert assignment_presentation(assignment=assignment) == {"order": order}
             assert annotation.value == {"preferred": order[0], "shown_first": order[0]}
-        # Drawn per annotator: on some item two annotators saw different orders, and each annotator
-        # saw both orders over the items (neither a fixed nor a shared order).
+        # Drawn per annotator: on some item two annotators saw different orders, and an annotator saw both
+        # orders over the items (neither a shared nor a fixed order). Not every annotator: the seeds come
+        # from the database's ids, and one of three sees a single order over 8 items about once in 40 runs.
         firsts = {(a.item.external_id, a.rater): a.value["shown_first"] for a in stored}
         assert any(len({firsts[(item, rater)] for rater in ANNOTATORS}) == 2 for item in shown["ann1"])
-        assert all(len({firsts[(item, rater)] for item in shown[rater]}) == 2 for rater in ANNOTATORS)
+        assert any(len({firsts[(item, rater)] for item in shown[rater]}) == 2 for rater in ANNOTATORS)
 
         # Gold is the majority's judgement, not how it was shown to the rater it came from.
         gold = [state.gold.value for state in project_items_state(project=project, with_reasons=False)]

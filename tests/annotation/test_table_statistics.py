@@ -118,7 +118,10 @@ def _plans_of(action) -> list[tuple[str, str]]:
     return plans
 
 
-SCANNED_TABLES = (Annotation._meta.db_table, "annotation_item", "annotation_assignment")
+#: The tables where the large project has rows. It has no assignments (its answers were imported), so a
+#: scan of the assignment table reads the small project's few rows only, and the planner rightly takes one
+#: when earlier work left that table's statistics small.
+SCANNED_TABLES = (Annotation._meta.db_table, "annotation_item")
 
 
 def _sequential_scans(plans: list[tuple[str, str]]) -> list[str]:
