@@ -47,10 +47,10 @@ def store_project(slug: str, items: int) -> float:
     import numpy as np
     from django.db import transaction
 
-    from annotation.importing.staging import statistics_refreshed
     from annotation.kinds import get_kind
     from annotation.models import Annotation, Item, Project
     from annotation.services import project_create
+    from annotation.table_statistics import statistics_refreshed
 
     Project.objects.filter(slug=slug).delete()
     started = time.perf_counter()

@@ -45,10 +45,10 @@ def store_project(items: int, runs: int, keep: bool) -> tuple[list[int], float]:
     import numpy as np
     from django.db import transaction
 
-    from annotation.importing.staging import statistics_refreshed
     from annotation.kinds import get_kind
     from annotation.models import Annotation, Item, Project
     from annotation.services import project_create
+    from annotation.table_statistics import statistics_refreshed
     from judges.models import Judge, JudgeRun, Suggestion
 
     marker = f"bench:{items}:{runs}:{SEED}"
